@@ -1,0 +1,58 @@
+# Explainer: `make run` installs what is missing and runs the whole app; `make test` runs the suite.
+SHELL := /bin/bash
+PORT ?= 8000
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+export DJANGO_SETTINGS_MODULE ?= explainer.settings.dev
+
+.PHONY: run test lint bench setup venv system vendor migrate redis demo-data train clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e ".[dev]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Debian packages: Chromium for the render check, a Redis server when none is installed.
+system:
+	@if [ ! -x /usr/bin/chromium ] || ! command -v redis-server >/dev/null; then \
+		echo "installing chromium and redis-server with apt-get"; \
+		$$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq chromium redis-server; \
+	fi
+
+vendor: venv
+	$(PY) static/vendor.py
+
+setup: venv system vendor
+
+migrate: setup
+	mkdir -p var
+	$(PY) manage.py migrate --noinput
+
+run: setup migrate
+	$(PY) manage.py demo_data
+	$(PY) manage.py runall --port $(PORT)
+
+test: setup
+	mkdir -p var
+	DJANGO_SETTINGS_MODULE=explainer.settings.test $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	@if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then \
+		echo "== database tests again on PostgreSQL"; \
+		DJANGO_SETTINGS_MODULE=explainer.settings.test DATABASE_URL=$(PG_URL) $(PY) -m pytest -q -p no:cacheprovider -m postgres; \
+	else echo "PostgreSQL not listening on 127.0.0.1:5432: skipped the PostgreSQL pass"; fi
+
+lint: venv
+	$(VENV)/bin/ruff check explainer model_worker tests
+
+bench: venv
+	$(PY) -m model_worker.bench
+
+train: venv
+	$(PY) -m model_worker.train
+
+clean:
+	rm -rf var static/vendor/three

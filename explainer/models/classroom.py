@@ -1,0 +1,61 @@
+"""Classes, their learners and curated topics."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+JOIN_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+def new_join_code() -> str:
+    return "".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(6))
+
+
+class Classroom(models.Model):
+    name = models.CharField(max_length=120)
+    teacher = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="classrooms")
+    join_code = models.CharField(max_length=12, unique=True, default=new_join_code)
+    languages = models.JSONField(default=list, blank=True, help_text="Allowed question languages; empty means all.")
+    topic_space_enabled = models.BooleanField(default=False)
+    daily_question_limit = models.PositiveIntegerField(default=0, help_text="0 means no limit.")
+    blocklist = models.TextField(blank=True, help_text="One blocked word or phrase a line.")
+    blocked_message = models.CharField(
+        max_length=300, blank=True, default="Let's keep our questions about science. Try another one!"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Learner(models.Model):
+    classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="learners")
+    display_name = models.CharField(max_length=60)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["classroom", "display_name"], name="unique_learner_name_per_class")
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name
+
+
+class Topic(models.Model):
+    classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="topics")
+    title = models.CharField(max_length=120)
+    seed_questions = models.JSONField(default=list, blank=True)
+    note_to_model = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["title"]
+
+    def __str__(self) -> str:
+        return self.title

@@ -1,0 +1,90 @@
+"""Threads of questions, the generations that answer them, and the pages they produce."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+from .classroom import Classroom, Learner, Topic
+
+
+class Thread(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session_key = models.CharField(max_length=64, blank=True, db_index=True)
+    learner = models.ForeignKey(Learner, null=True, blank=True, on_delete=models.SET_NULL, related_name="threads")
+    classroom = models.ForeignKey(
+        Classroom, null=True, blank=True, on_delete=models.SET_NULL, related_name="threads"
+    )
+    topic = models.ForeignKey(Topic, null=True, blank=True, on_delete=models.SET_NULL, related_name="threads")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class Generation(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    class Kind(models.TextChoices):
+        ASK = "ask"
+        FOLLOW_UP = "follow_up"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="generations")
+    learner = models.ForeignKey(Learner, null=True, blank=True, on_delete=models.SET_NULL)
+    classroom = models.ForeignKey(Classroom, null=True, blank=True, on_delete=models.SET_NULL)
+    question = models.TextField()
+    lang = models.CharField(max_length=8, default="en")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.ASK)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error_code = models.CharField(max_length=40, blank=True)
+    error_message = models.TextField(blank=True)
+    stats = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in {self.Status.DONE, self.Status.FAILED, self.Status.CANCELLED}
+
+
+class PageVersion(models.Model):
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="pages")
+    generation = models.OneToOneField(Generation, on_delete=models.CASCADE, related_name="page")
+    version = models.PositiveIntegerField()
+    html = models.TextField()
+    hidden = models.BooleanField(default=False, db_index=True)
+    featured = models.BooleanField(default=False, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["thread", "version"]
+        constraints = [models.UniqueConstraint(fields=["thread", "version"], name="unique_page_version")]
+
+
+class RenderCheck(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        PASSED = "passed"
+        FAILED = "failed"
+        ERROR = "error"
+
+    page = models.ForeignKey(PageVersion, on_delete=models.CASCADE, related_name="checks")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    report = models.JSONField(default=dict, blank=True)
+    thumbnail = models.BinaryField(null=True, blank=True, help_text="PNG bytes")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,13 @@
+"""Tests: SQLite by default, PostgreSQL when DATABASE_URL says so; Redis database 15."""
+
+from . import env
+from .base import *  # noqa: F403
+
+REDIS_URL = env.redis_url("redis://127.0.0.1:6379/15")
+CHANNEL_LAYERS = {
+    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}},
+}
+CELERY_BROKER_URL = REDIS_URL
+DATABASES = {"default": env.database_from_url(env.env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'test.sqlite3'}"))}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+ORPHAN_GRACE_S = 0
