@@ -1,4 +1,5 @@
 from .classroom import Classroom, Learner, Topic
 from .generation import Generation, PageVersion, RenderCheck, Thread
+from .moderation import ModerationItem
 
-__all__ = ["Classroom", "Generation", "Learner", "PageVersion", "RenderCheck", "Thread", "Topic"]
+__all__ = ["Classroom", "Generation", "Learner", "ModerationItem", "PageVersion", "RenderCheck", "Thread", "Topic"]
