@@ -1,0 +1,60 @@
+"""Engine settings from the environment: which page backend, which checkpoint, which device."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_BACKEND = "model_worker.backends.clover:CloverBackend"
+DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
+DEVICES = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    backend: str = DEFAULT_BACKEND
+    model_path: Path = DEFAULT_MODEL_PATH
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.device not in DEVICES:
+            raise ValueError(f"MODEL_DEVICE={self.device!r} is not one of {', '.join(DEVICES)}")
+        if ":" not in self.backend:
+            raise ValueError(f"MODEL_BACKEND={self.backend!r} must look like 'package.module:Class'")
+
+
+def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
+    """Read MODEL_BACKEND, MODEL_PATH and MODEL_DEVICE; relative paths are taken from the repo root."""
+    env = os.environ if environ is None else environ
+    path = Path(env.get("MODEL_PATH") or DEFAULT_MODEL_PATH)
+    if not path.is_absolute():
+        path = REPO_ROOT / path
+    return EngineSettings(
+        backend=env.get("MODEL_BACKEND") or DEFAULT_BACKEND,
+        model_path=path,
+        device=(env.get("MODEL_DEVICE") or "auto").lower(),
+    )
+
+
+def resolve_device(device: str) -> str:
+    """Turn `auto` into `cuda` when a GPU is visible, else `cpu`."""
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def load_backend(settings: EngineSettings | None = None):
+    """Instantiate the configured page backend with the configured checkpoint and device."""
+    settings = settings or engine_settings()
+    module_name, _, class_name = settings.backend.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"MODEL_BACKEND={settings.backend!r} cannot be imported: {exc}") from exc
+    return cls(path=settings.model_path, device=settings.device)
