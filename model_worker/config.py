@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,10 +50,7 @@ def resolve_device(device: str) -> str:
 
 def load_backend(settings: EngineSettings | None = None):
     """Instantiate the configured page backend with the configured checkpoint and device."""
+    from model_worker.backends import load_backend as build
+
     settings = settings or engine_settings()
-    module_name, _, class_name = settings.backend.partition(":")
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise ImportError(f"MODEL_BACKEND={settings.backend!r} cannot be imported: {exc}") from exc
-    return cls(path=settings.model_path, device=settings.device)
+    return build(settings.backend, path=settings.model_path, device=settings.device)
