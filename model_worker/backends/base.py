@@ -1,0 +1,34 @@
+"""The seam between the web tier and the engine: what a page backend takes, reports and returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    question: str
+    lang: str = "en"  # "en" | "zh"
+    previous_page: str | None = None  # follow-up: the page being revised
+    topic_note: str | None = None  # a teacher's note to the model
+
+
+class PageSink(Protocol):
+    def on_draft(self, block: int, pieces: list[str | None]) -> None: ...  # None = still masked
+
+    def on_commit(self, block: int, text: str) -> None: ...  # one finished block
+
+    def should_stop(self) -> bool: ...  # checked once per block
+
+
+@dataclass
+class PageResult:
+    html: str
+    # tokens, forwards, tokens_per_forward, forwards_per_s, tokens_per_s, first_block_s, seconds
+    stats: dict = field(default_factory=dict)
+    stopped: bool = False  # True when should_stop() ended it early
+
+
+class PageBackend(Protocol):
+    def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult: ...

@@ -1,0 +1,21 @@
+"""Celery app of the GPU worker (`celery -A model_worker.celery_app worker -Q gpu`); never imports Django."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+app = Celery("model_worker", broker=REDIS_URL, include=["model_worker.tasks"])
+app.conf.update(
+    task_routes={"model_worker.*": {"queue": "gpu"}, "explainer.*": {"queue": "qa"}},
+    task_default_queue="gpu",
+    task_acks_late=True,
+    # One page at a time per process: the model is the scarce thing, not the queue.
+    worker_prefetch_multiplier=1,
+    task_ignore_result=True,
+    broker_connection_retry_on_startup=True,
+    worker_hijack_root_logger=False,
+)
