@@ -1,0 +1,57 @@
+"""The class's pages as the teacher reviews them, and featured pages that answer from the library."""
+
+from __future__ import annotations
+
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from explainer.models import Classroom, PageVersion, RenderCheck
+from explainer.selectors.topic_space import normalise
+
+CHECK_FILTERS = ("passed", "failed", "error", "pending", "none")
+
+
+def review_pages(
+    *, classroom: Classroom, topic_id=None, learner_id=None, check: str | None = None
+) -> QuerySet[PageVersion]:
+    """Every version of every page in the class, newest first, with its latest render-check status."""
+    latest = RenderCheck.objects.filter(page=OuterRef("pk")).order_by("-created_at", "-pk")
+    qs = (
+        PageVersion.objects.filter(thread__classroom=classroom)
+        .select_related("thread", "thread__topic", "generation", "generation__learner")
+        .annotate(check_status=Subquery(latest.values("status")[:1]), check_id=Subquery(latest.values("pk")[:1]))
+        .order_by("-created_at", "-pk")
+    )
+    if topic_id:
+        qs = qs.filter(thread__topic_id=topic_id)
+    if learner_id:
+        qs = qs.filter(generation__learner_id=learner_id)
+    if check == "none":
+        qs = qs.filter(check_status__isnull=True)
+    elif check in CHECK_FILTERS:
+        qs = qs.filter(check_status=check)
+    return qs
+
+
+def page_versions(*, page: PageVersion) -> QuerySet[PageVersion]:
+    return PageVersion.objects.filter(thread_id=page.thread_id).select_related("generation").order_by("version")
+
+
+def latest_thumbnail(*, page: PageVersion) -> bytes | None:
+    check = page.checks.exclude(thumbnail=None).order_by("-created_at", "-pk").first()
+    return bytes(check.thumbnail) if check is not None else None
+
+
+def featured_page_for(*, classroom: Classroom | None, question: str) -> PageVersion | None:
+    """A visible featured page of the class whose question matches this one once normalised."""
+    if classroom is None:
+        return None
+    wanted = normalise(question).rstrip("?？!！.。 ")
+    featured = (
+        PageVersion.objects.filter(thread__classroom=classroom, featured=True, hidden=False)
+        .select_related("generation")
+        .order_by("-created_at")
+    )
+    for page in featured:
+        if normalise(page.generation.question).rstrip("?？!！.。 ") == wanted:
+            return page
+    return None

@@ -1,0 +1,160 @@
+"""Moderation of learners' questions before generation and of pages after it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, time
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.html import strip_tags
+
+from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion
+from explainer.selectors.topic_space import normalise, topic_match
+
+# A question with one of these never reaches the model; a page with one is hidden at once.
+BUILTIN_BLOCK = (
+    "make a bomb", "build a bomb", "how to make a gun", "kill myself", "killing myself", "suicide", "self harm",
+    "self-harm", "porn", "pornography", "nude", "naked", "sex", "sexy", "cocaine", "heroin", "meth",
+    "fuck", "shit", "bitch", "cunt", "nigger", "faggot", "retard",
+    "自杀", "自残", "色情", "裸体", "做炸弹", "制造炸弹", "冰毒", "海洛因", "可卡因", "操你", "他妈的",
+)
+# Words that are often innocent in science ("how does a gun recoil?") but worth a teacher's look.
+BUILTIN_FLAG = (
+    "kill", "killing", "gun", "guns", "weapon", "weapons", "bomb", "explosive", "explosives", "poison",
+    "drug", "drugs", "war", "alcohol", "beer", "cigarette",
+    "杀人", "枪", "武器", "炸弹", "爆炸", "毒药", "毒品", "战争", "喝酒", "香烟",
+)
+
+DEFAULT_BLOCKED_MESSAGE = "Let's keep our questions about science. Try another one!"
+
+
+@dataclass(frozen=True)
+class TermHit:
+    term: str
+    source: str  # "builtin" | "class"
+    block: bool
+
+
+@dataclass(frozen=True)
+class QuestionVerdict:
+    """What generation creation needs: may the question go to the model, and if not, what to tell the learner."""
+
+    allowed: bool
+    code: str  # "ok" | "blocked" | "off_topic" | "language" | "limit"
+    message: str = ""
+    topic_id: int | None = None
+    topic_note: str | None = None
+    flagged: bool = False
+
+
+def _term_pattern(term: str) -> re.Pattern:
+    term = normalise(term)
+    if term.isascii():
+        return re.compile(r"(?<![a-z0-9])" + re.escape(term) + r"(?![a-z0-9])")
+    return re.compile(re.escape(term))  # Chinese has no spaces between words
+
+
+def _class_terms(classroom: Classroom | None) -> list[str]:
+    if classroom is None:
+        return []
+    return [line.strip() for line in classroom.blocklist.splitlines() if line.strip()]
+
+
+def find_terms(text: str, *, classroom: Classroom | None) -> list[TermHit]:
+    """Every listed term in the text: the class blocklist and the built-in block list block, the flag list flags."""
+    text = normalise(text)
+    hits = []
+    for terms, source, block in (
+        (_class_terms(classroom), "class", True),
+        (BUILTIN_BLOCK, "builtin", True),
+        (BUILTIN_FLAG, "builtin", False),
+    ):
+        hits += [TermHit(t, source, block) for t in terms if _term_pattern(t).search(text)]
+    return hits
+
+
+def _questions_today(learner: Learner) -> int:
+    start = timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
+    return Generation.objects.filter(learner=learner, created_at__gte=start).count()
+
+
+def question_check(
+    *,
+    classroom: Classroom | None,
+    learner: Learner | None,
+    question: str,
+    lang: str = "en",
+    kind: str = Generation.Kind.ASK,
+) -> QuestionVerdict:
+    """Decide whether a learner's question (or follow-up) may be generated; records what it stops or flags."""
+    if classroom is not None and classroom.languages and lang not in classroom.languages:
+        names = ", ".join(classroom.languages)
+        return QuestionVerdict(False, "language", f"This class asks questions in: {names}.")
+    if classroom is not None and learner is not None and classroom.daily_question_limit:
+        if _questions_today(learner) >= classroom.daily_question_limit:
+            return QuestionVerdict(
+                False, "limit", "You have asked all the questions you can today. Come back tomorrow!"
+            )
+    hits = find_terms(question, classroom=classroom)
+    blocking = [h for h in hits if h.block]
+    if blocking:
+        ModerationItem.objects.create(
+            classroom=classroom, learner=learner, kind=ModerationItem.Kind.QUESTION,
+            status=ModerationItem.Status.BLOCKED, text=question, matched=blocking[0].term[:120],
+            source=blocking[0].source,
+        )
+        message = (classroom.blocked_message if classroom else "") or DEFAULT_BLOCKED_MESSAGE
+        return QuestionVerdict(False, "blocked", message)
+    topic_id, topic_note = None, None
+    if classroom is not None and kind == Generation.Kind.ASK and classroom.topics.exists():
+        match = topic_match(classroom=classroom, question=question)
+        if match.inside:
+            topic_id = match.topic_id
+            topic_note = classroom.topics.get(pk=match.topic_id).note_to_model or None
+        elif classroom.topic_space_enabled:
+            titles = ", ".join(t.title for t in classroom.topics.all())
+            return QuestionVerdict(
+                False, "off_topic",
+                f"That's a great question, but in this class we are exploring: {titles}. Try one about these!",
+            )
+    flagged = bool(hits)
+    if flagged:
+        ModerationItem.objects.create(
+            classroom=classroom, learner=learner, kind=ModerationItem.Kind.QUESTION,
+            status=ModerationItem.Status.PENDING, text=question, matched=hits[0].term[:120], source=hits[0].source,
+        )
+    return QuestionVerdict(True, "ok", "", topic_id, topic_note, flagged)
+
+
+def page_screen(*, page: PageVersion) -> ModerationItem | None:
+    """Screen a finished page's visible text: a blocking term hides it at once, a flag term queues it."""
+    generation = page.generation
+    visible = re.sub(r"<(script|style)\b.*?</\1>", " ", page.html, flags=re.S | re.I)
+    hits = find_terms(generation.question + "\n" + strip_tags(visible), classroom=generation.classroom)
+    if not hits:
+        return None
+    hit = next((h for h in hits if h.block), hits[0])
+    with transaction.atomic():
+        if hit.block and not page.hidden:
+            page.hidden = True
+            page.save(update_fields=["hidden"])
+        return ModerationItem.objects.create(
+            classroom=generation.classroom, learner=generation.learner, kind=ModerationItem.Kind.PAGE,
+            status=ModerationItem.Status.PENDING, text=generation.question, page=page,
+            matched=hit.term[:120], source=hit.source,
+        )
+
+
+def moderation_item_decide(*, item: ModerationItem, approve: bool, by) -> ModerationItem:
+    """Approve (a held page shows again) or hide (the page disappears for learners) a queued item."""
+    from explainer.services.review import page_set_hidden
+
+    item.status = ModerationItem.Status.APPROVED if approve else ModerationItem.Status.HIDDEN
+    item.decided_at = timezone.now()
+    item.decided_by = by
+    item.save(update_fields=["status", "decided_at", "decided_by"])
+    if item.page is not None:
+        page_set_hidden(page=item.page, hidden=not approve)
+    return item

@@ -1,0 +1,71 @@
+"""A teacher's actions on pages: hide, show, feature, re-run the render check."""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+from explainer.models import ModerationItem, PageVersion
+
+logger = logging.getLogger(__name__)
+
+PAGE_HIDDEN_EVENT = "page.hidden"
+PAGE_SHOWN_EVENT = "page.shown"
+
+
+def thread_group(thread_id) -> str:
+    """Channel-layer group of every open socket showing a thread."""
+    return f"thread_{thread_id}"
+
+
+def class_group(classroom_id) -> str:
+    """Channel-layer group of every open socket of a class's learners."""
+    return f"class_{classroom_id}"
+
+
+def _broadcast(page: PageVersion, event_type: str) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    message = {"type": event_type, "page_id": page.pk, "thread_id": str(page.thread_id), "version": page.version}
+    groups = [thread_group(page.thread_id)]
+    if page.thread.classroom_id:
+        groups.append(class_group(page.thread.classroom_id))
+    for group in groups:
+        try:
+            async_to_sync(layer.group_send)(group, message)
+        except Exception:  # the row is the truth; a lost push only delays the learner's view until reload
+            logger.exception("could not send %s to %s", event_type, group)
+
+
+def page_set_hidden(*, page: PageVersion, hidden: bool) -> PageVersion:
+    """Hide or show a page; open learner views hear of it as soon as the change commits."""
+    with transaction.atomic():
+        page = PageVersion.objects.select_for_update().select_related("thread").get(pk=page.pk)
+        if page.hidden != hidden:
+            page.hidden = hidden
+            page.save(update_fields=["hidden"])
+        if hidden:
+            page.moderation_items.filter(status=ModerationItem.Status.PENDING).update(
+                status=ModerationItem.Status.HIDDEN
+            )
+        transaction.on_commit(lambda: _broadcast(page, PAGE_HIDDEN_EVENT if hidden else PAGE_SHOWN_EVENT))
+    return page
+
+
+def page_set_featured(*, page: PageVersion, featured: bool) -> PageVersion:
+    """A featured page answers the same question in its class from the library, without generating."""
+    page.featured = featured
+    page.save(update_fields=["featured"])
+    return page
+
+
+def page_recheck(*, page: PageVersion) -> None:
+    """Queue the render check again for a page."""
+    from explainer.celery import app
+
+    page_id = page.pk
+    transaction.on_commit(lambda: app.send_task("explainer.render_check", args=[page_id], queue="qa"))
