@@ -1,0 +1,32 @@
+"""Routes of the teacher panel under /teacher/ and the learner's join page under /join/."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from explainer.teacher import join, views
+
+panel = [
+    path("", views.dashboard, name="dashboard"),
+    path("login/", auth_views.LoginView.as_view(template_name="teacher/login.html"), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(next_page="/teacher/login/"), name="logout"),
+    path("classes/<int:classroom_id>/", views.class_detail, name="class"),
+    path("classes/<int:classroom_id>/rotate-code/", views.class_rotate, name="class-rotate"),
+    path("classes/<int:classroom_id>/learners/<int:learner_id>/", views.learner_action, name="learner"),
+    path("classes/<int:classroom_id>/topics/", views.topic_save, name="topic-new"),
+    path("classes/<int:classroom_id>/topics/<int:topic_id>/", views.topic_save, name="topic"),
+    path("classes/<int:classroom_id>/review/", views.review, name="review"),
+    path("classes/<int:classroom_id>/moderation/", views.moderation_queue, name="moderation"),
+    path("classes/<int:classroom_id>/usage/", views.usage, name="usage"),
+    path("classes/<int:classroom_id>/usage.csv", views.usage_csv, name="usage-csv"),
+    path("pages/<int:page_id>/", views.page_detail, name="page"),
+    path("pages/<int:page_id>/thumbnail.png", views.page_thumbnail, name="page-thumbnail"),
+    path("pages/<int:page_id>/<slug:action>/", views.page_action, name="page-action"),
+    path("moderation/<int:item_id>/", views.moderation_decide, name="moderation-decide"),
+]
+
+urlpatterns = [
+    path("teacher/", include((panel, "teacher"))),
+    path("join/", join.join, name="join"),
+    path("join/leave/", join.leave, name="join-leave"),
+    path("join/suggestions.json", join.suggestions, name="join-suggestions"),
+]

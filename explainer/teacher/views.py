@@ -1,0 +1,242 @@
+"""The teacher panel: plain views over the classroom, moderation and review services."""
+
+from __future__ import annotations
+
+import csv
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from explainer.models import ModerationItem, Topic
+from explainer.selectors import classes as class_selectors
+from explainer.selectors import review as review_selectors
+from explainer.selectors.usage import METRICS, usage_rows, usage_totals
+from explainer.services import classrooms as class_services
+from explainer.services import review as review_services
+from explainer.services.moderation import moderation_item_decide
+from explainer.teacher.forms import ClassroomCreateForm, ClassroomSettingsForm, TopicForm
+
+
+def _classroom(request, classroom_id):
+    classroom = class_selectors.classroom_for(user=request.user, classroom_id=classroom_id)
+    if classroom is None:
+        raise Http404("No such class")
+    return classroom
+
+
+def _page(request, page_id):
+    page = class_selectors.page_for_teacher(user=request.user, page_id=page_id)
+    if page is None:
+        raise Http404("No such page")
+    return page
+
+
+def _error_text(exc: ValidationError) -> str:
+    return " ".join(exc.messages)
+
+
+@login_required
+def dashboard(request):
+    form = ClassroomCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            classroom = class_services.classroom_create(teacher=request.user, name=form.cleaned_data["name"])
+        except ValidationError as exc:
+            form.add_error("name", _error_text(exc))
+        else:
+            messages.success(request, f"Created {classroom.name}. Learners join with code {classroom.join_code}.")
+            return redirect("teacher:class", classroom_id=classroom.pk)
+    classrooms = class_selectors.classrooms_for(user=request.user).order_by("name")
+    return render(request, "teacher/dashboard.html", {"classrooms": classrooms, "form": form})
+
+
+@login_required
+def class_detail(request, classroom_id):
+    classroom = _classroom(request, classroom_id)
+    form = ClassroomSettingsForm.for_classroom(classroom, request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            class_services.classroom_update(classroom=classroom, **form.cleaned_data)
+        except ValidationError as exc:
+            form.add_error(None, _error_text(exc))
+        else:
+            messages.success(request, "Saved.")
+            return redirect("teacher:class", classroom_id=classroom.pk)
+    context = {
+        "classroom": classroom,
+        "form": form,
+        "learners": classroom.learners.order_by("display_name"),
+        "topics": [(t, TopicForm(initial={**vars(t), "seed_questions": "\n".join(t.seed_questions)}, prefix=f"t{t.pk}"))
+                   for t in classroom.topics.all()],
+        "topic_form": TopicForm(prefix="new"),
+        "join_url": request.build_absolute_uri(reverse("join")),
+    }
+    return render(request, "teacher/class_detail.html", context)
+
+
+@login_required
+@require_POST
+def class_rotate(request, classroom_id):
+    classroom = _classroom(request, classroom_id)
+    code = class_services.classroom_rotate_join_code(classroom=classroom)
+    messages.success(request, f"New join code: {code}. The old code no longer works.")
+    return redirect("teacher:class", classroom_id=classroom.pk)
+
+
+@login_required
+@require_POST
+def learner_action(request, classroom_id, learner_id):
+    classroom = _classroom(request, classroom_id)
+    learner = classroom.learners.filter(pk=learner_id).first()
+    if learner is None:
+        raise Http404("No such learner")
+    try:
+        if request.POST.get("action") == "remove":
+            class_services.learner_remove(learner=learner)
+        else:
+            class_services.learner_rename(learner=learner, display_name=request.POST.get("display_name", ""))
+    except ValidationError as exc:
+        messages.error(request, _error_text(exc))
+    return redirect("teacher:class", classroom_id=classroom.pk)
+
+
+@login_required
+@require_POST
+def topic_save(request, classroom_id, topic_id=None):
+    classroom = _classroom(request, classroom_id)
+    topic = None
+    if topic_id is not None:
+        topic = Topic.objects.filter(classroom=classroom, pk=topic_id).first()
+        if topic is None:
+            raise Http404("No such topic")
+    if request.POST.get("action") == "delete" and topic is not None:
+        class_services.topic_delete(topic=topic)
+        return redirect("teacher:class", classroom_id=classroom.pk)
+    form = TopicForm(request.POST, prefix=f"t{topic.pk}" if topic else "new")
+    if not form.is_valid():
+        messages.error(request, "A topic needs a title.")
+    elif topic is None:
+        class_services.topic_create(classroom=classroom, **form.cleaned_data)
+    else:
+        class_services.topic_update(topic=topic, **form.cleaned_data)
+    return redirect(reverse("teacher:class", args=[classroom.pk]) + "#topics")
+
+
+@login_required
+def review(request, classroom_id):
+    classroom = _classroom(request, classroom_id)
+    filters = {
+        "topic_id": request.GET.get("topic") or None,
+        "learner_id": request.GET.get("learner") or None,
+        "check": request.GET.get("check") or None,
+    }
+    pages = review_selectors.review_pages(classroom=classroom, **filters)[:200]
+    context = {
+        "classroom": classroom,
+        "pages": pages,
+        "filters": filters,
+        "topics": classroom.topics.all(),
+        "learners": classroom.learners.order_by("display_name"),
+        "checks": review_selectors.CHECK_FILTERS,
+    }
+    return render(request, "teacher/review.html", context)
+
+
+@login_required
+def page_detail(request, page_id):
+    page = _page(request, page_id)
+    context = {
+        "page": page,
+        "classroom": page.thread.classroom,
+        "versions": review_selectors.page_versions(page=page),
+        "checks": page.checks.all()[:10],
+        "moderation_items": page.moderation_items.all(),
+    }
+    return render(request, "teacher/page_detail.html", context)
+
+
+PAGE_ACTIONS = {
+    "hide": lambda page: review_services.page_set_hidden(page=page, hidden=True),
+    "show": lambda page: review_services.page_set_hidden(page=page, hidden=False),
+    "feature": lambda page: review_services.page_set_featured(page=page, featured=True),
+    "unfeature": lambda page: review_services.page_set_featured(page=page, featured=False),
+    "recheck": lambda page: review_services.page_recheck(page=page),
+}
+
+
+@login_required
+@require_POST
+def page_action(request, page_id, action):
+    page = _page(request, page_id)
+    if action not in PAGE_ACTIONS:
+        raise Http404("No such action")
+    PAGE_ACTIONS[action](page)
+    messages.success(request, {"recheck": "Render check queued."}.get(action, f"Page {action}{'d' if action.endswith('e') else 'n'}."))
+    return redirect(request.POST.get("next") or reverse("teacher:page", args=[page.pk]))
+
+
+@login_required
+def page_thumbnail(request, page_id):
+    page = _page(request, page_id)
+    png = review_selectors.latest_thumbnail(page=page)
+    if png is None:
+        raise Http404("No thumbnail yet")
+    response = HttpResponse(png, content_type="image/png")
+    response["Cache-Control"] = "private, max-age=60"
+    return response
+
+
+@login_required
+def moderation_queue(request, classroom_id):
+    classroom = _classroom(request, classroom_id)
+    items = classroom.moderation_items.select_related("learner", "page")
+    context = {
+        "classroom": classroom,
+        "pending": items.filter(status=ModerationItem.Status.PENDING),
+        "recent": items.exclude(status=ModerationItem.Status.PENDING)[:50],
+    }
+    return render(request, "teacher/moderation.html", context)
+
+
+@login_required
+@require_POST
+def moderation_decide(request, item_id):
+    item = class_selectors.moderation_item_for_teacher(user=request.user, item_id=item_id)
+    if item is None:
+        raise Http404("No such item")
+    moderation_item_decide(item=item, approve=request.POST.get("decision") == "approve", by=request.user)
+    return redirect("teacher:moderation", classroom_id=item.classroom_id)
+
+
+def _usage_days(request) -> int:
+    try:
+        return max(1, min(365, int(request.GET.get("days", 30))))
+    except ValueError:
+        return 30
+
+
+@login_required
+def usage(request, classroom_id):
+    classroom = _classroom(request, classroom_id)
+    days = _usage_days(request)
+    rows = usage_rows(classroom=classroom, days=days)
+    context = {"classroom": classroom, "rows": rows, "totals": usage_totals(rows), "metrics": METRICS, "days": days}
+    return render(request, "teacher/usage.html", context)
+
+
+@login_required
+def usage_csv(request, classroom_id):
+    classroom = _classroom(request, classroom_id)
+    rows = usage_rows(classroom=classroom, days=_usage_days(request))
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="usage-class-{classroom.pk}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["date", "learner", *METRICS])
+    for row in rows:
+        writer.writerow([row.day.isoformat(), row.learner, *(row.counts[m] for m in METRICS)])
+    return response
