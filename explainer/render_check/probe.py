@@ -1,0 +1,97 @@
+"""Scripts the render check runs inside the page under test (through CDP, so the page's CSP does not apply)."""
+
+# Installed before any page script: records policy violations and counts DOM mutations.
+INIT_SCRIPT = r"""
+(() => {
+  const probe = {violations: [], mutations: 0};
+  Object.defineProperty(window, "__renderCheck", {value: probe, enumerable: false});
+  document.addEventListener("securitypolicyviolation", (e) => {
+    probe.violations.push({directive: e.effectiveDirective, blocked: e.blockedURI || "inline",
+                           source: e.sourceFile || "", line: e.lineNumber || 0});
+  });
+  new MutationObserver((records) => { probe.mutations += records.length; })
+    .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+})();
+"""
+
+STATE = """() => ({
+  kitState: document.documentElement ? document.documentElement.dataset.kitState ?? null : null,
+  kit: typeof window.__kit === "object" && window.__kit !== null,
+  kitErrors: (window.__kit && Array.isArray(window.__kit.errors)) ? window.__kit.errors.map(String) : [],
+  openPart: window.__kit ? (window.__kit.openPart ?? null) : null,
+  frames: window.__kit ? (window.__kit.frames ?? null) : null,
+  mutations: window.__renderCheck ? window.__renderCheck.mutations : 0,
+  violations: window.__renderCheck ? window.__renderCheck.violations : [],
+})"""
+
+# The largest visible canvas, clipped to the viewport.
+CANVAS_BOX = """() => {
+  let best = null;
+  for (const c of document.querySelectorAll("canvas")) {
+    const r = c.getBoundingClientRect();
+    const x = Math.max(0, r.left), y = Math.max(0, r.top);
+    const w = Math.min(innerWidth, r.right) - x, h = Math.min(innerHeight, r.bottom) - y;
+    const style = getComputedStyle(c);
+    if (w < 8 || h < 8 || style.visibility === "hidden" || style.display === "none") continue;
+    if (!best || w * h > best.width * best.height) best = {x, y, width: w, height: h, count: 0};
+  }
+  if (best) best.count = document.querySelectorAll("canvas").length;
+  return best;
+}"""
+
+# Where to click to hit a part: the kit's own answer when it gives one.
+KIT_PART_POINT = """() => {
+  const kit = window.__kit;
+  if (!kit || !Array.isArray(kit.parts) || kit.parts.length === 0) return null;
+  for (const part of kit.parts) {
+    let p = null;
+    try {
+      p = typeof part.screen === "function" ? part.screen()
+        : typeof part.screenPosition === "function" ? part.screenPosition()
+        : (part.screen ?? part.point ?? null);
+    } catch (e) { p = null; }
+    if (p && Number.isFinite(p.x) && Number.isFinite(p.y) && p.x >= 0 && p.y >= 0
+        && p.x < innerWidth && p.y < innerHeight) {
+      return {x: p.x, y: p.y, name: String(part.name ?? part.id ?? "part"), count: kit.parts.length};
+    }
+  }
+  return {x: null, y: null, name: null, count: kit.parts.length};
+}"""
+
+# The first visible range input, and a point on its track far from its current value.
+SLIDER_POINT = """() => {
+  for (const s of document.querySelectorAll('input[type="range"]')) {
+    const r = s.getBoundingClientRect();
+    if (r.width < 8 || r.height < 4 || getComputedStyle(s).visibility === "hidden") continue;
+    const min = Number(s.min || 0), max = Number(s.max || 100), v = Number(s.value);
+    const at = max > min ? (v - min) / (max - min) : 0;
+    const to = at > 0.5 ? 0.15 : 0.85;
+    return {x: r.left + r.width * to, y: r.top + r.height / 2, before: s.value,
+            label: s.getAttribute("aria-label") || s.id || s.name || "slider"};
+  }
+  return null;
+}"""
+
+SLIDER_VALUE = """() => {
+  const s = [...document.querySelectorAll('input[type="range"]')].find(
+    (e) => e.getBoundingClientRect().width >= 8);
+  return s ? s.value : null;
+}"""
+
+OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth || innerWidth;
+  const scroll = Math.max(document.documentElement.scrollWidth, document.body ? document.body.scrollWidth : 0);
+  const offenders = [];
+  for (const e of document.body ? document.body.querySelectorAll("*") : []) {
+    const r = e.getBoundingClientRect();
+    if (r.right > width + 1 && r.width > 0 && getComputedStyle(e).position !== "fixed") {
+      const name = e.tagName.toLowerCase() + (e.id ? "#" + e.id : "")
+        + (typeof e.className === "string" && e.className ? "." + e.className.trim().split(/\\s+/).join(".") : "");
+      offenders.push(`${name} (right edge ${Math.round(r.right)} px)`);
+      if (offenders.length >= 3) break;
+    }
+  }
+  return {width, scroll, offenders};
+}"""
+
+NEXT_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
