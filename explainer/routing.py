@@ -1,3 +1,7 @@
 from django.urls import path
 
-websocket_urlpatterns: list = []
+from explainer.consumers import ExplainConsumer
+
+websocket_urlpatterns = [
+    path("ws/explain/", ExplainConsumer.as_asgi()),
+]

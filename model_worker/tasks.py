@@ -67,6 +67,7 @@ class StreamSink:
                       **self.limits)
 
     def should_stop(self) -> bool:
+        events.heartbeat(self.r, self.generation_id)
         return events.stop_due(events.flags(self.r, self.generation_id))
 
 

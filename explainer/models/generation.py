@@ -22,6 +22,9 @@ class Thread(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"thread {self.pk}"
+
 
 class Generation(models.Model):
     class Status(models.TextChoices):
@@ -53,6 +56,9 @@ class Generation(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"{self.question[:60]} ({self.status})"
+
     @property
     def is_finished(self) -> bool:
         return self.status in {self.Status.DONE, self.Status.FAILED, self.Status.CANCELLED}
@@ -71,6 +77,9 @@ class PageVersion(models.Model):
         ordering = ["thread", "version"]
         constraints = [models.UniqueConstraint(fields=["thread", "version"], name="unique_page_version")]
 
+    def __str__(self) -> str:
+        return f"page {self.pk} (thread {self.thread_id} v{self.version})"
+
 
 class RenderCheck(models.Model):
     class Status(models.TextChoices):
@@ -88,3 +97,6 @@ class RenderCheck(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"render check {self.pk}: {self.status}"

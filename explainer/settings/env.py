@@ -69,7 +69,13 @@ def database_from_url(url: str) -> dict:
         path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else ""
         if not path:
             raise ImproperlyConfigured(f"DATABASE_URL {url!r}: use sqlite:///relative/or/absolute/path")
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": path}
+        # The web server and the qa worker write the same file: wait for the lock rather than fail,
+        # and take it when a transaction starts so two writers never deadlock on an upgrade.
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": path,
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+        }
     raise ImproperlyConfigured(f"DATABASE_URL scheme {parsed.scheme!r} is not supported (postgres:// or sqlite:///)")
 
 

@@ -2,6 +2,7 @@
 
 from . import env
 from .base import *  # noqa: F403
+from .base import VAR_DIR
 
 REDIS_URL = env.redis_url("redis://127.0.0.1:6379/15")
 CHANNEL_LAYERS = {
@@ -9,5 +10,8 @@ CHANNEL_LAYERS = {
 }
 CELERY_BROKER_URL = REDIS_URL
 DATABASES = {"default": env.database_from_url(env.env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'test.sqlite3'}"))}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A file, not memory, so Celery workers in other processes see the rows a test commits.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ORPHAN_GRACE_S = 0

@@ -1,0 +1,227 @@
+"""`/ws/explain/`: the learner's socket (protocol in docs/protocol.md). It coordinates; services decide."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+
+import redis.asyncio as aioredis
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from explainer.selectors.classes import learner_from_session
+from explainer.selectors.generation import generation_for_session
+from explainer.services.generation import (
+    GenerationRejected,
+    generation_cancel,
+    generation_create,
+    generation_finish,
+)
+from explainer.services.review import class_group, thread_group
+from model_worker import events
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+READ_BLOCK_MS = 2000
+QA_WAIT_S = 180  # after `done`, how long a socket waits for the render check's `qa`
+
+
+class ExplainConsumer(AsyncWebsocketConsumer):
+    async def connect(self):
+        self.watchers: dict[str, asyncio.Task] = {}
+        self.groups_joined: set[str] = set()
+        self.redis = aioredis.Redis.from_url(settings.REDIS_URL)
+        self.session_key, self.learner = await _session_identity(self.scope)
+        await self.accept()
+        await self.send_event({"type": "hello", "id": 0, "protocol": PROTOCOL_VERSION})
+        if self.learner is not None:
+            await self._join(class_group(self.learner.classroom_id))
+
+    async def disconnect(self, code):
+        watchers = list(getattr(self, "watchers", {}).values())
+        for task in watchers:
+            task.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
+        for group in getattr(self, "groups_joined", ()):
+            await self.channel_layer.group_discard(group, self.channel_name)
+        if hasattr(self, "redis"):
+            await self.redis.aclose()
+
+    async def receive(self, text_data=None, bytes_data=None):
+        try:
+            message = json.loads(text_data if text_data is not None else bytes_data)
+        except (TypeError, ValueError, UnicodeDecodeError):
+            return await self.send_error("bad_json", "That message is not JSON.")
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            return await self.send_error("bad_message", 'A message is a JSON object with a "type".')
+        handler = self.handlers.get(message["type"])
+        if handler is None:
+            return await self.send_error("unknown_type", f"Unknown message type {message['type'][:40]!r}.")
+        try:
+            await handler(self, message)
+        except FieldError as exc:
+            await self.send_error(exc.code, str(exc), request=message["type"])
+
+    # Client messages, one handler each.
+
+    async def handle_ask(self, message):
+        question = _field(message, "question", str)
+        lang = _field(message, "lang", str, required=False) or "en"
+        thread_id = _uuid(message, "thread", required=False)
+        try:
+            generation = await _generation_create(
+                question=question, lang=lang, thread_id=thread_id, session_key=self.session_key, learner=self.learner
+            )
+        except GenerationRejected as exc:
+            return await self.send_error(exc.code, exc.message, request="ask")
+        await self._join(thread_group(generation.thread_id))
+        self._watch(str(generation.pk), after=0)
+
+    async def handle_cancel(self, message):
+        generation = await self._own_generation(message)
+        if generation is not None:
+            await database_sync_to_async(generation_cancel)(generation=generation)
+
+    async def handle_resume(self, message):
+        after = _field(message, "after", int)
+        if after < 0:
+            raise FieldError("bad_field", '"after" must be 0 or more.')
+        generation = await self._own_generation(message)
+        if generation is None:
+            return
+        if not await self.redis.exists(events.key(str(generation.pk), "events")):
+            return await self.send_error(
+                "expired", "This answer's live view has expired; open the thread to see its pages.",
+                generation=str(generation.pk),
+            )
+        old = self.watchers.pop(str(generation.pk), None)
+        if old is not None:
+            old.cancel()
+            await asyncio.gather(old, return_exceptions=True)
+        await self._join(thread_group(generation.thread_id))
+        self._watch(str(generation.pk), after=after)
+
+    handlers = {"ask": handle_ask, "cancel": handle_cancel, "resume": handle_resume}
+
+    # Channel-layer messages from services (a teacher hid or showed a page).
+
+    async def page_hidden(self, message):
+        await self.send_event({"type": "page_hidden", "id": 0, "page": message["page_id"],
+                               "thread": message["thread_id"], "version": message["version"]})
+
+    async def page_shown(self, message):
+        await self.send_event({"type": "page_shown", "id": 0, "page": message["page_id"],
+                               "thread": message["thread_id"], "version": message["version"]})
+
+    # Plumbing.
+
+    async def send_event(self, event: dict):
+        await self.send(text_data=json.dumps(event, ensure_ascii=False))
+
+    async def send_error(self, code: str, message: str, **extra):
+        await self.send_event({"type": "error", "id": 0, "generation": None, "code": code, "message": message,
+                               **extra})
+
+    async def _own_generation(self, message):
+        generation_id = _uuid(message, "generation")
+        generation = await _generation_for_session(generation_id=generation_id, session_key=self.session_key)
+        if generation is None:
+            await self.send_error("unknown_generation", "That generation does not exist or is not yours.",
+                                  request=message["type"])
+        return generation
+
+    async def _join(self, group: str):
+        if group not in self.groups_joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.groups_joined.add(group)
+
+    def _watch(self, generation_id: str, *, after: int):
+        if generation_id not in self.watchers:
+            self.watchers[generation_id] = asyncio.create_task(self._forward(generation_id, after))
+
+    async def _forward(self, generation_id: str, after: int):
+        """Send the stream's events after `after` as they arrive, until the generation's last event."""
+        await events.viewer_join(self.redis, generation_id, self.channel_name)
+        loop = asyncio.get_running_loop()
+        qa_deadline = None
+        try:
+            while qa_deadline is None or loop.time() < qa_deadline:
+                reply = await events.read(self.redis, generation_id, after, READ_BLOCK_MS)
+                if not reply:
+                    if qa_deadline is None and events.worker_lost(await events.worker_state(self.redis, generation_id)):
+                        await _generation_lost(generation_id)
+                    continue
+                for event in events.decode(reply[0][1]):
+                    after = event["id"]
+                    await self.send_event({**event, "generation": generation_id})
+                    if event["type"] in events.TERMINAL_TYPES:
+                        return
+                    if event["type"] == "done":
+                        qa_deadline = loop.time() + QA_WAIT_S
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("stream of generation %s broke", generation_id)
+            await self.send_error("stream_failed", "The live view stopped; reconnecting will resume it.",
+                                  generation=generation_id)
+        finally:
+            if self.watchers.get(generation_id) is asyncio.current_task():
+                del self.watchers[generation_id]
+            try:
+                await events.viewer_leave(self.redis, generation_id, self.channel_name, settings.ORPHAN_GRACE_S)
+            except Exception:  # the worker then runs on; it still stops at its time limit
+                log.exception("could not record that a viewer of %s left", generation_id)
+
+
+class FieldError(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _field(message: dict, name: str, kind: type, *, required: bool = True):
+    value = message.get(name)
+    if value is None:
+        if required:
+            raise FieldError("missing_field", f'"{name}" is missing.')
+        return None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise FieldError("bad_field", f'"{name}" must be a {kind.__name__}.')
+    return value
+
+
+def _uuid(message: dict, name: str, *, required: bool = True) -> uuid.UUID | None:
+    raw = _field(message, name, str, required=required)
+    if raw is None:
+        return None
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise FieldError("bad_field", f'"{name}" is not an id.') from None
+
+
+@database_sync_to_async
+def _session_identity(scope) -> tuple[str, object]:
+    """The browser session's key (created if the socket came without one) and its learner, if any."""
+    session = scope.get("session")
+    if session is None:  # no session middleware: this socket is its own owner
+        return uuid.uuid4().hex, None
+    if not session.session_key:
+        session.save()
+    return session.session_key, learner_from_session(session)
+
+
+_generation_create = database_sync_to_async(generation_create)
+_generation_for_session = database_sync_to_async(generation_for_session)
+
+
+@database_sync_to_async
+def _generation_lost(generation_id: str) -> None:
+    generation_finish(generation_id=generation_id, outcome={
+        "status": "failed", "error_code": "worker_lost",
+        "error_message": "The model worker stopped while writing this page. Please try again.",
+    })

@@ -1,0 +1,44 @@
+"""Reads about threads, generations and their pages for the learner side."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.urls import reverse
+
+from explainer.models import Generation, PageVersion, Thread
+
+ACTIVE = (Generation.Status.QUEUED, Generation.Status.RUNNING)
+
+
+def generation_queue_position(*, generation: Generation) -> int:
+    """How many generations are queued or running ahead of this one."""
+    return Generation.objects.filter(status__in=ACTIVE, created_at__lt=generation.created_at).count()
+
+
+def thread_for_session(*, thread_id, session_key: str) -> Thread | None:
+    """The thread if this browser session owns it."""
+    return Thread.objects.filter(pk=thread_id, session_key=session_key).select_related("topic").first()
+
+
+def generation_for_session(*, generation_id, session_key: str) -> Generation | None:
+    """The generation if this browser session owns its thread."""
+    return Generation.objects.filter(pk=generation_id, thread__session_key=session_key).first()
+
+
+def thread_latest_page(*, thread: Thread) -> PageVersion | None:
+    return thread.pages.order_by("-version").first()
+
+
+def thread_pages(*, thread: Thread) -> QuerySet[PageVersion]:
+    """Visible versions of a thread, oldest first, with the question that produced each."""
+    return thread.pages.filter(hidden=False).select_related("generation").order_by("version")
+
+
+def threads_for_session(*, session_key: str, limit: int = 20) -> QuerySet[Thread]:
+    return Thread.objects.filter(session_key=session_key).prefetch_related("generations")[:limit]
+
+
+def page_url(page: PageVersion) -> str:
+    """Where the sandboxed page is served: `PAGE_ORIGIN` when set, else this server."""
+    return settings.PAGE_ORIGIN + reverse("page_view", args=[page.pk])

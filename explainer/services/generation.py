@@ -1,0 +1,170 @@
+"""Writes for the learner's flow: ask or follow up, then record how the generation ended."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from explainer.models import Generation, Learner, PageVersion, Thread
+from explainer.selectors.generation import (
+    generation_queue_position,
+    page_url,
+    thread_for_session,
+    thread_latest_page,
+)
+from explainer.selectors.review import featured_page_for
+from explainer.services import moderation
+from explainer.services.streams import event_append, redis_client
+from model_worker import events
+
+log = logging.getLogger(__name__)
+
+LANGS = ("en", "zh")
+
+
+class GenerationRejected(Exception):
+    """The request cannot become a generation; `code` and `message` go to the learner as an `error`."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def question_clean(question: str) -> str:
+    """The question as the model will see it, or `GenerationRejected` for an empty or oversized one."""
+    if not isinstance(question, str):
+        raise GenerationRejected("bad_field", "The question must be text.")
+    question = question.strip()
+    if not question:
+        raise GenerationRejected("empty_question", "Type a question first.")
+    limit = settings.QUESTION_MAX_CHARS
+    if len(question) > limit:
+        raise GenerationRejected(
+            "question_too_long", f"That question is {len(question)} characters; please keep it under {limit}."
+        )
+    return question
+
+
+def generation_create(
+    *, question: str, session_key: str, lang: str = "en", thread_id=None, learner: Learner | None = None
+) -> Generation:
+    """Start answering a question: a new thread, or a follow-up revising the thread's latest page."""
+    question = question_clean(question)
+    if lang not in LANGS:
+        raise GenerationRejected("bad_field", f"Unknown language {lang!r}: use one of {', '.join(LANGS)}.")
+    thread = None
+    if thread_id is not None:
+        thread = thread_for_session(thread_id=thread_id, session_key=session_key)
+        if thread is None:
+            raise GenerationRejected("unknown_thread", "That thread does not exist or is not yours.")
+    classroom = learner.classroom if learner else None
+    kind = Generation.Kind.FOLLOW_UP if thread else Generation.Kind.ASK
+    # Moderation records what it stops or flags; those rows are meant to stay even when it says no.
+    verdict = moderation.question_check(classroom=classroom, learner=learner, question=question, lang=lang, kind=kind)
+    if not verdict.allowed:
+        raise GenerationRejected(verdict.code, verdict.message)
+    with transaction.atomic():
+        if thread is None:
+            thread = Thread.objects.create(
+                session_key=session_key, learner=learner, classroom=classroom, topic_id=verdict.topic_id
+            )
+        generation = Generation.objects.create(
+            thread=thread, learner=learner, classroom=classroom, question=question, lang=lang, kind=kind
+        )
+        featured = featured_page_for(classroom=classroom, question=question) if kind == "ask" else None
+        if featured is not None:
+            _answer_from_library(generation, featured)
+            return generation
+        previous = thread_latest_page(thread=thread)
+        topic_note = verdict.topic_note or (thread.topic.note_to_model if thread.topic else None)
+        request = {
+            "question": question,
+            "lang": lang,
+            "previous_page": previous.html if previous else None,
+            "topic_note": topic_note or None,
+        }
+        transaction.on_commit(lambda: _enqueue(generation, request))
+    return generation
+
+
+def _enqueue(generation: Generation, request: dict) -> None:
+    from explainer.celery import app
+
+    position = generation_queue_position(generation=generation)
+    event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=position)
+    app.send_task(
+        "model_worker.generate_page",
+        args=[str(generation.pk), request],
+        kwargs={"stream_maxlen": settings.GENERATION_STREAM_MAXLEN, "stream_ttl_s": settings.GENERATION_STREAM_TTL_S},
+        queue="gpu",
+    )
+
+
+def _answer_from_library(generation: Generation, featured: PageVersion) -> None:
+    """A teacher featured a page for this very question: it answers at once, as version 1 of a new thread."""
+    generation.status = Generation.Status.DONE
+    generation.started_at = generation.finished_at = timezone.now()
+    generation.stats = {"featured_page": featured.pk}
+    generation.save(update_fields=["status", "started_at", "finished_at", "stats"])
+    page = PageVersion.objects.create(thread=generation.thread, generation=generation, version=1, html=featured.html)
+
+    def announce():
+        event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=0)
+        _announce_done(generation, page)
+
+    transaction.on_commit(announce)
+
+
+def _announce_done(generation: Generation, page: PageVersion) -> None:
+    event_append(
+        generation_id=generation.pk, type="done", thread=str(generation.thread_id), page=page.pk,
+        page_url=page_url(page), version=page.version, stats=generation.stats,
+    )
+
+
+def generation_finish(*, generation_id, outcome: dict) -> Generation:
+    """Record how a generation ended (once); a finished page becomes the thread's next version."""
+    from explainer.celery import app
+
+    with transaction.atomic():
+        generation = Generation.objects.select_for_update().select_related("thread").get(pk=generation_id)
+        if generation.is_finished:
+            return generation
+        status = outcome.get("status")
+        generation.stats = outcome.get("stats") or {}
+        generation.finished_at = timezone.now()
+        if status == "done" and (outcome.get("html") or "").strip():
+            generation.status = Generation.Status.DONE
+            generation.save()
+            latest = generation.thread.pages.aggregate(n=Max("version"))["n"] or 0
+            page = PageVersion.objects.create(
+                thread=generation.thread, generation=generation, version=latest + 1, html=outcome["html"]
+            )
+
+            def announce():
+                _announce_done(generation, page)
+                app.send_task("explainer.render_check", args=[page.pk], queue="qa")
+
+            transaction.on_commit(announce)
+            return generation
+        if status == "cancelled":
+            generation.status = Generation.Status.CANCELLED
+            generation.error_code, generation.error_message = "cancelled", "Stopped before the page was finished."
+        else:
+            generation.status = Generation.Status.FAILED
+            generation.error_code = (outcome.get("error_code") or "generation_failed")[:40]
+            generation.error_message = outcome.get("error_message") or "The page could not be written."
+        generation.save()
+        code, message = generation.error_code, generation.error_message
+        transaction.on_commit(lambda: event_append(generation_id=generation.pk, type="error", code=code,
+                                                   message=message))
+    return generation
+
+
+def generation_cancel(*, generation: Generation) -> None:
+    """Ask the worker to stop this generation at its next block boundary."""
+    events.cancel(redis_client(), str(generation.pk), settings.GENERATION_STREAM_TTL_S)

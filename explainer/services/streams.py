@@ -1,0 +1,27 @@
+"""Django's handle on the generation event streams (`model_worker.events`)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import redis
+from django.conf import settings
+
+from model_worker import events
+
+
+@cache
+def _client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url)
+
+
+def redis_client() -> redis.Redis:
+    return _client(settings.REDIS_URL)
+
+
+def event_append(*, generation_id, type: str, **fields) -> int:
+    """Append a server event to a generation's stream, within the configured bounds."""
+    return events.append(
+        redis_client(), str(generation_id), type,
+        maxlen=settings.GENERATION_STREAM_MAXLEN, ttl_s=settings.GENERATION_STREAM_TTL_S, **fields,
+    )

@@ -1,0 +1,211 @@
+"""Shared fixtures: real Redis (database 15), real Celery workers, a live ASGI server, websocket clients."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import quote, urlparse
+
+import pytest
+import redis
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV_BIN = Path(sys.executable).parent
+TEST_BACKEND = "tests.support.denoiser:DeterministicDenoiser"
+
+
+def _listening(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None, log: Path | None = None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc is not None and proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    tail = log.read_text(errors="replace")[-3000:] if log and log.exists() else ""
+    raise RuntimeError(f"{what} did not come up\n{tail}")
+
+
+def _ensure_redis() -> str:
+    """Redis database 15 of the server on REDIS_URL's port; a throwaway server when none listens there."""
+    url = urlparse(settings.REDIS_URL)
+    host, port = url.hostname or "127.0.0.1", url.port or 6379
+    if _listening(host, port):
+        return settings.REDIS_URL
+    server = shutil.which("redis-server")
+    if server is None:
+        raise RuntimeError(f"no Redis listens on {host}:{port} and redis-server is not installed")
+    port = _free_port()
+    workdir = tempfile.mkdtemp(prefix="explainer-redis-")
+    proc = subprocess.Popen(
+        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    atexit.register(proc.terminate)
+    _wait_for(lambda: _listening("127.0.0.1", port), 10, "redis-server", proc)
+    return f"redis://127.0.0.1:{port}/15"
+
+
+def _use_redis(url: str) -> None:
+    os.environ["REDIS_URL"] = url
+    settings.REDIS_URL = url
+    settings.CELERY_BROKER_URL = url
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}
+    }
+
+
+def pytest_configure(config):
+    _use_redis(_ensure_redis())
+    if not settings.REDIS_URL.rstrip("/").endswith("/15"):
+        raise RuntimeError(f"tests flush Redis; they only use database 15, not {settings.REDIS_URL}")
+
+
+@pytest.fixture(autouse=True)
+def redis_db():
+    """Redis database 15, emptied before each test (Celery's queue bindings kept, so workers stay wired)."""
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    keys = [k for k in client.scan_iter(count=1000) if not k.startswith(b"_kombu.binding.")]
+    if keys:
+        client.delete(*keys)
+    yield client
+    client.close()
+
+
+def database_url() -> str:
+    """A URL for the test database, for processes outside pytest (workers, the live server)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    auth = quote(db["USER"] or "") + (":" + quote(db["PASSWORD"]) if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def child_env(**extra) -> dict:
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="explainer.settings.test",
+        DATABASE_URL=database_url(),
+        REDIS_URL=settings.REDIS_URL,
+        MODEL_BACKEND=TEST_BACKEND,
+        PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+        ORPHAN_GRACE_S="0",
+        **extra,
+    )
+    return env
+
+
+class Children:
+    """Processes a fixture started; each logs to a file that a failing start quotes."""
+
+    def __init__(self, logdir: Path):
+        self.logdir, self.procs = logdir, []
+
+    def start(self, name: str, args: list[str], env: dict, ready) -> subprocess.Popen:
+        log = self.logdir / f"{name}.log"
+        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+        self.procs.append(proc)
+        _wait_for(lambda: ready(log), 90, name, proc, log)
+        return proc
+
+    def stop(self):
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _celery_ready(log: Path) -> bool:
+    return log.exists() and b" ready." in log.read_bytes()
+
+
+@pytest.fixture(scope="session")
+def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real GPU worker (test denoiser, no Django) and a real qa worker, on Redis database 15."""
+    children = Children(tmp_path_factory.mktemp("workers"))
+    celery = str(VENV_BIN / "celery")
+    common = ["worker", "-l", "info", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    with django_db_blocker.unblock():
+        env = child_env()
+    try:
+        children.start("gpu", [celery, "-A", "model_worker.celery_app", *common, "-Q", "gpu", "-c", "1",
+                               "-n", "gpu@%h"], env, _celery_ready)
+        children.start("qa", [celery, "-A", "explainer", *common, "-Q", "qa", "-P", "solo", "-n", "qa@%h"],
+                       env, _celery_ready)
+        yield children
+    finally:
+        children.stop()
+
+
+@pytest.fixture(scope="session")
+def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The whole ASGI app (HTTP, static files, websockets) served by Daphne's runserver on a free port."""
+    children = Children(tmp_path_factory.mktemp("server"))
+    port = _free_port()
+    with django_db_blocker.unblock():
+        env = child_env()
+    try:
+        children.start("daphne", [sys.executable, "manage.py", "runserver", "--noreload", "--insecure",
+                                  f"127.0.0.1:{port}"], env, lambda _log: _listening("127.0.0.1", port))
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        children.stop()
+
+
+@pytest.fixture
+def session_key(transactional_db) -> str:
+    """A saved browser session, as the learner page gives every visitor."""
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session.create()
+    return session.session_key
+
+
+@pytest.fixture
+async def connect(session_key):
+    """Open `/ws/explain/` as the browser holding `session_key` (or another key); closes them afterwards."""
+    from channels.testing import WebsocketCommunicator
+
+    from explainer.asgi import application
+
+    opened = []
+
+    async def open_socket(key: str | None = None):
+        headers = [(b"origin", b"http://127.0.0.1"), (b"cookie", f"sessionid={key or session_key}".encode())]
+        communicator = WebsocketCommunicator(application, "/ws/explain/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        hello = await communicator.receive_json_from()
+        assert hello["type"] == "hello"
+        opened.append(communicator)
+        return communicator
+
+    yield open_socket
+    for communicator in opened:
+        await communicator.disconnect()

@@ -1,0 +1,123 @@
+"""The learner's socket answers every bad message with an `error`, stays open, and writes nothing half-done."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+
+from explainer.models import Generation, PageVersion, Thread
+from model_worker import events
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+
+
+@database_sync_to_async
+def counts() -> tuple[int, int, int]:
+    return Thread.objects.count(), Generation.objects.count(), PageVersion.objects.count()
+
+
+async def ask_and_expect_error(ws, payload, code: str) -> dict:
+    await ws.send_to(text_data=payload if isinstance(payload, str) else json.dumps(payload))
+    event = await ws.receive_json_from(timeout=5)
+    assert event["type"] == "error", event
+    assert event["code"] == code, event
+    assert event["message"]
+    return event
+
+
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        ("this is not json", "bad_json"),
+        ("[1, 2, 3]", "bad_message"),
+        ({"question": "no type"}, "bad_message"),
+        ({"type": "dance"}, "unknown_type"),
+        ({"type": "ask"}, "missing_field"),
+        ({"type": "ask", "question": 42}, "bad_field"),
+        ({"type": "ask", "question": "Why?", "lang": "fr"}, "bad_field"),
+        ({"type": "ask", "question": "Why?", "thread": "not-an-id"}, "bad_field"),
+        ({"type": "ask", "question": "   "}, "empty_question"),
+        ({"type": "ask", "question": "x" * 50_000}, "question_too_long"),
+        ({"type": "cancel"}, "missing_field"),
+        ({"type": "resume", "generation": "2b0c8c1e-6a4e-4d38-9c43-1d5b7f0f2a11"}, "missing_field"),
+        ({"type": "resume", "generation": "2b0c8c1e-6a4e-4d38-9c43-1d5b7f0f2a11", "after": -1}, "bad_field"),
+    ],
+)
+async def test_a_bad_message_gets_an_error_and_writes_nothing(connect, payload, code):
+    ws = await connect()
+    await ask_and_expect_error(ws, payload, code)
+    assert await counts() == (0, 0, 0)
+
+
+async def test_the_socket_stays_usable_after_bad_messages(connect, redis_db):
+    ws = await connect()
+    await ask_and_expect_error(ws, "{oops", "bad_json")
+    await ask_and_expect_error(ws, {"type": "ask", "question": ""}, "empty_question")
+    await ws.send_json_to({"type": "ask", "question": "Why is the sky blue?"})
+    queued = await ws.receive_json_from(timeout=5)
+    assert queued["type"] == "queued"
+    assert queued["id"] == 1
+    assert queued["position"] == 0
+    generation = await database_sync_to_async(Generation.objects.get)(pk=queued["generation"])
+    assert str(generation.thread_id) == queued["thread"]
+    assert generation.status == Generation.Status.QUEUED
+    # The GPU task is on its queue, named as the worker expects.
+    body = json.loads(redis_db.lindex("gpu", 0))
+    assert body["headers"]["task"] == "model_worker.generate_page"
+
+
+async def test_queue_position_counts_the_generations_ahead(connect):
+    ws = await connect()
+    positions = []
+    for question in ("What is a black hole?", "How do tides work?", "Why do magnets stick?"):
+        await ws.send_json_to({"type": "ask", "question": question})
+        positions.append((await ws.receive_json_from(timeout=5))["position"])
+    assert positions == [0, 1, 2]
+
+
+async def test_another_browser_cannot_cancel_follow_up_or_resume_my_generation(connect, redis_db):
+    mine = await connect()
+    await mine.send_json_to({"type": "ask", "question": "What is light?"})
+    queued = await mine.receive_json_from(timeout=5)
+
+    stranger = await connect("someone-elses-session-key")
+    await ask_and_expect_error(stranger, {"type": "cancel", "generation": queued["generation"]}, "unknown_generation")
+    await ask_and_expect_error(
+        stranger, {"type": "resume", "generation": queued["generation"], "after": 0}, "unknown_generation"
+    )
+    await ask_and_expect_error(
+        stranger, {"type": "ask", "question": "And sound?", "thread": queued["thread"]}, "unknown_thread"
+    )
+    assert redis_db.get(events.key(queued["generation"], "cancel")) is None
+
+
+async def test_cancel_raises_the_flag_the_worker_checks_each_block(connect, redis_db):
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "What is light?"})
+    queued = await ws.receive_json_from(timeout=5)
+    await ws.send_json_to({"type": "cancel", "generation": queued["generation"]})
+    await ws.send_json_to({"type": "dance"})  # a reply to this proves the cancel was handled first
+    assert (await ws.receive_json_from(timeout=5))["code"] == "unknown_type"
+    assert events.stop_due(events.flags(redis_db, queued["generation"]))
+
+
+async def test_a_worker_that_dies_mid_page_is_reported_and_the_generation_fails(connect, redis_db, session_key):
+    @database_sync_to_async
+    def running_generation():
+        thread = Thread.objects.create(session_key=session_key)
+        return Generation.objects.create(thread=thread, question="What is heat?", status=Generation.Status.RUNNING)
+
+    generation = await running_generation()
+    gid = str(generation.pk)
+    events.append(redis_db, gid, "queued", thread=str(generation.thread_id), position=0)
+    events.claim(redis_db, gid, 600)  # a worker took it, and no heartbeat follows
+
+    ws = await connect()
+    await ws.send_json_to({"type": "resume", "generation": gid, "after": 1})
+    event = await ws.receive_json_from(timeout=10)
+    assert (event["type"], event["code"], event["generation"]) == ("error", "worker_lost", gid)
+    assert event["id"] == 2
+    await database_sync_to_async(generation.refresh_from_db)()
+    assert generation.status == Generation.Status.FAILED
