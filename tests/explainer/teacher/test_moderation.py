@@ -1,0 +1,124 @@
+"""Questions are checked before generation and pages after it; teachers decide what waits in the queue."""
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.urls import reverse
+
+from explainer.models import Generation, ModerationItem
+from explainer.services.classrooms import classroom_update
+from explainer.services.moderation import page_screen, question_check
+from explainer.services.review import thread_group
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+
+
+def check(classroom, learner, question, **kw):
+    return question_check(classroom=classroom, learner=learner, question=question, **kw)
+
+
+def test_a_question_with_a_built_in_blocked_word_gets_the_teachers_message(classroom, learner):
+    classroom_update(classroom=classroom, blocked_message="Ask Ms Lovelace about that one.")
+    verdict = check(classroom, learner, "How do I make a bomb at home?")
+    assert (verdict.allowed, verdict.code, verdict.message) == (False, "blocked", "Ask Ms Lovelace about that one.")
+    item = ModerationItem.objects.get()
+    assert (item.status, item.kind, item.learner, item.source) == ("blocked", "question", learner, "builtin")
+
+
+def test_the_class_blocklist_blocks_whole_words_and_chinese_phrases(classroom, learner):
+    classroom_update(classroom=classroom, blocklist="homework answers\n抄作业")
+    assert check(classroom, learner, "Give me the HOMEWORK answers").code == "blocked"
+    assert check(classroom, learner, "可以帮我抄作业吗").code == "blocked"
+    assert check(classroom, learner, "Why does homework exist?").allowed
+    assert ModerationItem.objects.filter(source="class", status="blocked").count() == 2
+
+
+def test_a_flagged_question_goes_ahead_and_waits_in_the_queue(classroom, learner):
+    verdict = check(classroom, learner, "How does a magnet help a gun fire?")
+    assert verdict.allowed and verdict.flagged
+    assert ModerationItem.objects.get().status == ModerationItem.Status.PENDING
+
+
+def test_with_the_topic_space_on_an_outside_question_is_politely_refused(classroom, learner):
+    classroom_update(classroom=classroom, topic_space_enabled=True)
+    verdict = check(classroom, learner, "Who won the football world cup?")
+    assert (verdict.allowed, verdict.code) == (False, "off_topic")
+    assert "Magnetism" in verdict.message
+    inside = check(classroom, learner, "Why does a magnet stick to the fridge?")
+    assert inside.allowed and inside.topic_id == classroom.topics.get(title="Magnetism").pk
+    assert inside.topic_note == "Draw field lines."
+
+
+def test_follow_ups_and_classes_without_the_topic_space_are_not_refused_for_topic(classroom, learner):
+    assert check(classroom, learner, "Who won the football world cup?").allowed
+    classroom_update(classroom=classroom, topic_space_enabled=True)
+    assert check(classroom, learner, "Make it about football", kind=Generation.Kind.FOLLOW_UP).allowed
+
+
+def test_a_class_limited_to_chinese_refuses_english_questions(classroom, learner):
+    classroom_update(classroom=classroom, languages=["zh"])
+    assert check(classroom, learner, "How does rain form?", lang="en").code == "language"
+    assert check(classroom, learner, "雨是怎么形成的？", lang="zh").allowed
+
+
+def test_the_daily_limit_stops_the_learner_once_reached(classroom, learner, make_page):
+    classroom_update(classroom=classroom, daily_question_limit=2)
+    make_page(classroom=classroom, learner=learner)
+    assert check(classroom, learner, "How does rain form?").allowed
+    make_page(classroom=classroom, learner=learner, question="Why do clouds float?")
+    assert check(classroom, learner, "How does rain form?").code == "limit"
+
+
+def test_a_page_with_a_blocked_word_is_hidden_at_once_and_queued(classroom, learner, make_page):
+    page = make_page(classroom=classroom, learner=learner, html="<p>Magnets</p><script>let sex=1</script><p>porn</p>")
+    item = page_screen(page=page)
+    page.refresh_from_db()
+    assert page.hidden and item.status == "pending" and item.matched == "porn"
+
+
+def test_a_clean_page_passes_the_screen(classroom, learner, make_page):
+    page = make_page(classroom=classroom, learner=learner, html="<p>Field lines loop from north to south.</p>")
+    assert page_screen(page=page) is None
+    page.refresh_from_db()
+    assert not page.hidden
+
+
+def test_hiding_a_queued_page_hides_it_and_tells_open_learner_views(
+    client, classroom, learner, teacher, make_page, django_capture_on_commit_callbacks
+):
+    page = make_page(classroom=classroom, learner=learner, html="<p>How a gun recoils</p>")
+    item = page_screen(page=page)
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(thread_group(page.thread_id), channel)
+    client.force_login(teacher)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("teacher:moderation-decide", args=[item.pk]), {"decision": "hide"})
+    assert response.status_code == 302
+    page.refresh_from_db()
+    item.refresh_from_db()
+    assert page.hidden and item.status == "hidden" and item.decided_by == teacher
+    message = async_to_sync(layer.receive)(channel)
+    assert message == {"type": "page.hidden", "page_id": page.pk, "thread_id": str(page.thread_id), "version": 1}
+    async_to_sync(layer.group_discard)(thread_group(page.thread_id), channel)
+
+
+def test_approving_a_held_page_shows_it_again(client, classroom, learner, teacher, make_page):
+    page = make_page(classroom=classroom, learner=learner, html="<p>suicide</p>")
+    item = page_screen(page=page)
+    page.refresh_from_db()
+    assert page.hidden
+    client.force_login(teacher)
+    client.post(reverse("teacher:moderation-decide", args=[item.pk]), {"decision": "approve"})
+    page.refresh_from_db()
+    assert not page.hidden
+    assert ModerationItem.objects.get(pk=item.pk).status == "approved"
+
+
+def test_another_teacher_cannot_decide_a_queued_item(client, classroom, learner, other_teacher, make_page):
+    page = make_page(classroom=classroom, learner=learner, html="<p>suicide</p>")
+    item = page_screen(page=page)
+    client.force_login(other_teacher)
+    assert client.post(reverse("teacher:moderation-decide", args=[item.pk]), {"decision": "approve"}).status_code == 404
+    page.refresh_from_db()
+    assert page.hidden
