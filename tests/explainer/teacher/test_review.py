@@ -1,0 +1,118 @@
+"""The review gallery, page actions, featured pages and usage reports of a class."""
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from explainer.models import Generation, RenderCheck
+from explainer.selectors.review import featured_page_for
+from explainer.services.classrooms import learner_join
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+
+
+@pytest.fixture
+def signed_in(client, teacher):
+    client.force_login(teacher)
+    return client
+
+
+def gallery(client, classroom, **params):
+    response = client.get(reverse("teacher:review", args=[classroom.pk]), params)
+    assert response.status_code == 200
+    return {p.pk for p in response.context["pages"]}
+
+
+def test_the_gallery_filters_by_check_result_learner_and_topic(signed_in, classroom, learner, make_page):
+    magnetism = classroom.topics.get(title="Magnetism")
+    leo = learner_join(join_code=classroom.join_code, display_name="Leo")
+    passed = make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.PASSED, topic=magnetism)
+    failed = make_page(classroom=classroom, learner=leo, check=RenderCheck.Status.FAILED, question="How does rain form?")
+    unchecked = make_page(classroom=classroom, learner=leo, question="Why do clouds float?")
+    assert gallery(signed_in, classroom) == {passed.pk, failed.pk, unchecked.pk}
+    assert gallery(signed_in, classroom, check="failed") == {failed.pk}
+    assert gallery(signed_in, classroom, check="none") == {unchecked.pk}
+    assert gallery(signed_in, classroom, learner=leo.pk) == {failed.pk, unchecked.pk}
+    assert gallery(signed_in, classroom, topic=magnetism.pk) == {passed.pk}
+
+
+def test_the_gallery_uses_the_latest_check_of_a_page(signed_in, classroom, make_page):
+    page = make_page(classroom=classroom, check=RenderCheck.Status.FAILED)
+    RenderCheck.objects.create(page=page, status=RenderCheck.Status.PASSED)
+    assert gallery(signed_in, classroom, check="passed") == {page.pk}
+    assert gallery(signed_in, classroom, check="failed") == set()
+
+
+def test_a_page_thumbnail_is_served_as_png(signed_in, classroom, make_page):
+    page = make_page(classroom=classroom, check=RenderCheck.Status.PASSED)
+    response = signed_in.get(reverse("teacher:page-thumbnail", args=[page.pk]))
+    assert response.status_code == 200 and response["Content-Type"] == "image/png"
+    assert response.content.startswith(b"\x89PNG")
+
+
+def test_every_version_of_a_page_can_be_opened(signed_in, classroom, learner, make_page):
+    first = make_page(classroom=classroom, learner=learner, html="<p>first draft</p>")
+    second = make_page(classroom=classroom, learner=learner, thread=first.thread, version=2, html="<p>revised</p>",
+                       question="Add the Earth", kind=Generation.Kind.FOLLOW_UP)
+    body = signed_in.get(reverse("teacher:page", args=[first.pk])).content.decode()
+    assert "first draft" in body and reverse("teacher:page", args=[second.pk]) in body
+    assert "revised" in signed_in.get(reverse("teacher:page", args=[second.pk])).content.decode()
+
+
+def test_a_featured_page_answers_the_same_question_in_that_class_only(signed_in, classroom, other_classroom, make_page):
+    page = make_page(classroom=classroom, question="How does a magnet attract iron?")
+    assert featured_page_for(classroom=classroom, question="how does a magnet  attract iron") is None
+    signed_in.post(reverse("teacher:page-action", args=[page.pk, "feature"]))
+    assert featured_page_for(classroom=classroom, question="how does a magnet  attract iron") == page
+    assert featured_page_for(classroom=classroom, question="How does a magnet attract steel?") is None
+    assert featured_page_for(classroom=other_classroom, question="How does a magnet attract iron?") is None
+    signed_in.post(reverse("teacher:page-action", args=[page.pk, "hide"]))
+    assert featured_page_for(classroom=classroom, question="How does a magnet attract iron?") is None
+
+
+def test_re_running_the_check_queues_the_render_check_task(
+    signed_in, classroom, make_page, monkeypatch, django_capture_on_commit_callbacks
+):
+    from explainer.celery import app
+
+    sent = []
+    monkeypatch.setattr(app, "send_task", lambda name, **kw: sent.append((name, kw)))
+    page = make_page(classroom=classroom)
+    with django_capture_on_commit_callbacks(execute=True):
+        signed_in.post(reverse("teacher:page-action", args=[page.pk, "recheck"]))
+    assert sent == [("explainer.render_check", {"args": [page.pk], "queue": "qa"})]
+
+
+def test_usage_counts_questions_follow_ups_pages_and_failures_per_learner(signed_in, classroom, learner, make_page):
+    leo = learner_join(join_code=classroom.join_code, display_name="Leo")
+    first = make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.FAILED)
+    make_page(classroom=classroom, learner=learner, thread=first.thread, version=2, kind=Generation.Kind.FOLLOW_UP,
+              check=RenderCheck.Status.PASSED)
+    make_page(classroom=classroom, learner=leo, check=RenderCheck.Status.PASSED)
+    response = signed_in.get(reverse("teacher:usage-csv", args=[classroom.pk]))
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    by_name = {r["learner"]: r for r in rows}
+    assert {k: by_name["Mia"][k] for k in ("questions", "follow_ups", "pages", "check_failures")} == {
+        "questions": "1", "follow_ups": "1", "pages": "2", "check_failures": "1"}
+    assert (by_name["Leo"]["questions"], by_name["Leo"]["check_failures"]) == ("1", "0")
+    totals = signed_in.get(reverse("teacher:usage", args=[classroom.pk])).context["totals"]["total"]
+    assert totals == {"questions": 2, "follow_ups": 1, "pages": 3, "check_failures": 1}
+
+
+def test_a_teacher_creates_a_class_renames_it_and_adds_a_topic(signed_in, teacher):
+    response = signed_in.post("/teacher/", {"name": "Year 8"})
+    classroom = teacher.classrooms.get(name="Year 8")
+    assert response["Location"] == reverse("teacher:class", args=[classroom.pk])
+    signed_in.post(reverse("teacher:class", args=[classroom.pk]), {
+        "name": "Year 8 physics", "languages": ["en", "zh"], "topic_space_enabled": "on",
+        "daily_question_limit": "5", "blocklist": "", "blocked_message": "No thanks",
+    })
+    signed_in.post(reverse("teacher:topic-new", args=[classroom.pk]), {
+        "new-title": "Light", "new-seed_questions": "Why is the sky blue?\n光是什么？", "new-note_to_model": ""})
+    classroom.refresh_from_db()
+    assert (classroom.name, classroom.languages, classroom.topic_space_enabled, classroom.daily_question_limit) == (
+        "Year 8 physics", ["en", "zh"], True, 5)
+    assert classroom.topics.get().seed_questions == ["Why is the sky blue?", "光是什么？"]
