@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.urls import reverse
 
 from explainer.models import Generation, PageVersion, Thread
@@ -36,7 +36,14 @@ def thread_pages(*, thread: Thread) -> QuerySet[PageVersion]:
 
 
 def threads_for_session(*, session_key: str, limit: int = 20) -> QuerySet[Thread]:
-    return Thread.objects.filter(session_key=session_key).prefetch_related("generations")[:limit]
+    """This browser's latest threads, each annotated with the `question` that opened it."""
+    first = Generation.objects.filter(thread=OuterRef("pk")).order_by("created_at").values("question")[:1]
+    return (
+        Thread.objects.filter(session_key=session_key)
+        .annotate(question=Subquery(first))
+        .exclude(question=None)
+        .order_by("-created_at")[:limit]
+    )
 
 
 def page_url(page: PageVersion) -> str:

@@ -1,0 +1,57 @@
+"""Learner pages: ask a question and watch the page being written, then revisit a thread's versions."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from explainer.selectors.classes import learner_from_session, topic_suggestions_for
+from explainer.selectors.generation import page_url, thread_for_session, thread_pages, threads_for_session
+
+# Starter questions for a learner outside a class (a class's own topics replace them).
+SUGGESTIONS = {
+    "en": [
+        "Why is the sky blue?",
+        "How do the phases of the Moon happen?",
+        "What is inside an atom?",
+        "How does a rainbow form?",
+    ],
+    "zh": ["为什么天空是蓝色的？", "月相是怎么形成的？", "原子里面有什么？", "彩虹是怎么形成的？"],
+}
+
+
+def _session_key(request) -> str:
+    # The socket finds this browser's threads by its session, so every visitor gets one.
+    if not request.session.session_key:
+        request.session.save()
+    return request.session.session_key
+
+
+def _learner_context(request, thread=None) -> dict:
+    learner = learner_from_session(request.session)
+    session_key = _session_key(request)
+    pages = list(thread_pages(thread=thread)) if thread else []
+    return {
+        "learner": learner,
+        "topics": topic_suggestions_for(learner=learner),
+        "suggestions": SUGGESTIONS,
+        "thread": thread,
+        "versions": [
+            {"page": p.pk, "version": p.version, "question": p.generation.question, "url": page_url(p)} for p in pages
+        ],
+        "recent_threads": threads_for_session(session_key=session_key),
+    }
+
+
+@require_GET
+def home(request):
+    return render(request, "learner/explain.html", _learner_context(request))
+
+
+@require_GET
+def thread_detail(request, thread_id):
+    thread = thread_for_session(thread_id=thread_id, session_key=_session_key(request))
+    if thread is None:
+        raise Http404("No such thread in this browser.")
+    return render(request, "learner/explain.html", _learner_context(request, thread))
