@@ -1,0 +1,80 @@
+"""The panel in Chromium: a teacher signs in, creates a class, sees a learner's page and hides it while the
+learner's socket is open; the learner hears `page_hidden` at once."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from explainer.models import Classroom, Generation, Learner, PageVersion, RenderCheck, Thread
+from explainer.render_check.browser import launch_options
+
+from .conftest import tiny_png
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+OPEN_SOCKET = """() => new Promise((resolve, reject) => {
+  window.events = [];
+  const ws = new WebSocket(location.origin.replace('http', 'ws') + '/ws/explain/');
+  ws.onmessage = (e) => { const ev = JSON.parse(e.data); window.events.push(ev); if (ev.type === 'hello') resolve(); };
+  ws.onerror = () => reject(new Error('socket failed'));
+  window.learnerSocket = ws;
+})"""
+
+
+def learner_page(learner: Learner) -> PageVersion:
+    """A finished page as the learner's question would leave it, with its render-check thumbnail."""
+    thread = Thread.objects.create(session_key="learner", learner=learner, classroom=learner.classroom)
+    generation = Generation.objects.create(thread=thread, learner=learner, classroom=learner.classroom,
+                                           question="Why does a compass point north?", status="done")
+    page = PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<h1>Compass</h1>")
+    RenderCheck.objects.create(page=page, status=RenderCheck.Status.PASSED, thumbnail=tiny_png())
+    return page
+
+
+def test_a_teacher_hides_a_learners_page_and_the_learners_open_view_hears_it(
+    live_server_url, django_user_model, monkeypatch
+):
+    # Playwright's sync API runs an event loop in this thread; the ORM calls below are still plain sync calls.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    django_user_model.objects.create_user(username="ada", password="pw-ada-123")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(**launch_options())
+        try:
+            teacher = browser.new_context().new_page()
+            teacher.goto(f"{live_server_url}/teacher/")
+            expect(teacher).to_have_url(re.compile(r"/teacher/login/"))
+            teacher.fill("input[name=username]", "ada")
+            teacher.fill("input[name=password]", "pw-ada-123")
+            teacher.click("button[type=submit]")
+            teacher.fill("#new-class input[name=name]", "Room 12")
+            teacher.click("#new-class button[type=submit]")
+            code = teacher.locator("#join-code").inner_text().strip()
+            assert Classroom.objects.get(name="Room 12").join_code == code
+
+            learner_view = browser.new_context().new_page()
+            learner_view.goto(f"{live_server_url}/join/")
+            learner_view.fill("input[name=join_code]", code.lower())
+            learner_view.fill("input[name=display_name]", "Mia")
+            learner_view.click("#join button[type=submit]")
+            learner_view.goto(f"{live_server_url}/join/")
+            expect(learner_view.locator("body")).to_contain_text("as Mia")
+            learner_view.evaluate(OPEN_SOCKET)
+            page = learner_page(Learner.objects.get(display_name="Mia"))
+
+            teacher.click("text=Review")
+            tile = teacher.locator(f"li.tile[data-page='{page.pk}']")
+            expect(tile).to_contain_text("Why does a compass point north?")
+            thumb = tile.locator("img")
+            expect(thumb).to_be_visible()
+            teacher.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=thumb.element_handle())
+            tile.locator("button", has_text="Hide").click()
+            expect(teacher.locator(f"li.tile[data-page='{page.pk}']")).to_contain_text("hidden")
+
+            learner_view.wait_for_function(
+                "id => window.events.some(e => e.type === 'page_hidden' && e.page === id)", arg=page.pk, timeout=10000
+            )
+            page.refresh_from_db()
+            assert page.hidden
+        finally:
+            browser.close()
