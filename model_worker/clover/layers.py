@@ -1,0 +1,277 @@
+"""Clover layers: Qwen3.5 Gated DeltaNet and gated attention, extended for block diffusion.
+
+Parameter names are exactly Qwen3.5's so an autoregressive Qwen3.5(-MoE) state dict loads; every
+Clover addition starts at zero (or is gated by a zero), so with block size 1 a freshly loaded model
+computes the autoregressive model's function.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers.activations import ACT2FN
+from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
+    Qwen3_5MoeMLP,
+    Qwen3_5MoeRMSNorm,
+    Qwen3_5MoeRMSNormGated,
+    Qwen3_5MoeSparseMoeBlock,
+    apply_rotary_pos_emb,
+)
+
+from .configuration import CloverConfig
+from .delta_rule import gated_delta_blocks
+
+
+@dataclass
+class LayerState:
+    """One layer's cache rows: attention keys/values, or the GDN recurrent and conv state."""
+
+    key: torch.Tensor | None = None  # (N, Hkv, Tmax, d)
+    value: torch.Tensor | None = None
+    recurrent: torch.Tensor | None = None  # (N, H, dk, dv)
+    conv: torch.Tensor | None = None  # (N, C, K - 1): pre-conv inputs of the last K - 1 committed tokens
+
+
+@dataclass
+class Pass:
+    """What every layer of one forward needs: block size, rotary tables, mask, cache and commit count."""
+
+    block_size: int
+    cos: torch.Tensor  # (N, Q, rot)
+    sin: torch.Tensor
+    mask: torch.Tensor | None = None  # (N or 1, 1, Q, Tk) bool, True = may attend
+    lengths: torch.Tensor | None = None  # (N,) committed tokens per sequence
+    offset: int | None = None  # the common committed length when all sequences share it
+    key_len: int = 0  # keys to attend over in the cache (history + this pass)
+    commit: int = 0  # leading blocks of this pass that become history
+
+
+class CloverGatedDeltaNet(nn.Module):
+    """Qwen3.5 GDN plus a joint softmax over [memory slot, block tokens] and a right-context conv."""
+
+    def __init__(self, config: CloverConfig, layer_idx: int):
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.num_v_heads = config.linear_num_value_heads
+        self.num_k_heads = config.linear_num_key_heads
+        self.head_k_dim = config.linear_key_head_dim
+        self.head_v_dim = config.linear_value_head_dim
+        self.key_dim = self.head_k_dim * self.num_k_heads
+        self.value_dim = self.head_v_dim * self.num_v_heads
+        self.conv_kernel_size = config.linear_conv_kernel_dim
+        self.conv_dim = self.key_dim * 2 + self.value_dim
+        self.activation = config.hidden_act
+
+        self.conv1d = nn.Conv1d(self.conv_dim, self.conv_dim, self.conv_kernel_size, bias=False,
+                                groups=self.conv_dim, padding=self.conv_kernel_size - 1)
+        self.dt_bias = nn.Parameter(torch.ones(self.num_v_heads))
+        self.A_log = nn.Parameter(torch.log(torch.empty(self.num_v_heads).uniform_(0.01, 16)))
+        self.norm = Qwen3_5MoeRMSNormGated(self.head_v_dim, eps=config.rms_norm_eps)
+        self.out_proj = nn.Linear(self.value_dim, config.hidden_size, bias=False)
+        self.in_proj_qkv = nn.Linear(config.hidden_size, self.conv_dim, bias=False)
+        self.in_proj_z = nn.Linear(config.hidden_size, self.value_dim, bias=False)
+        self.in_proj_b = nn.Linear(config.hidden_size, self.num_v_heads, bias=False)
+        self.in_proj_a = nn.Linear(config.hidden_size, self.num_v_heads, bias=False)
+
+        # Clover additions. The right-context taps are themselves the zero gate of that path: a separate
+        # gate times zero-initialised taps would leave both with zero gradient and the path dead.
+        self.conv_right = nn.Parameter(torch.zeros(self.conv_dim, self.conv_kernel_size - 1))
+        self.joint_gate = nn.Parameter(torch.zeros(self.num_v_heads))
+        self.joint_log_scale = nn.Parameter(torch.full((self.num_v_heads,), 0.5 * math.log(self.head_k_dim)))
+        self.memory_bias = nn.Parameter(torch.zeros(self.num_v_heads))
+        # lambda_h * log(B) on the memory logit: at 1 the memory slot weighs as much as the whole block
+        # would under uniform attention, so its share does not shrink as the block grows.
+        self.block_calibration = nn.Parameter(torch.ones(self.num_v_heads))
+
+    def conv(self, pre: torch.Tensor, left: torch.Tensor | None, block_size: int) -> torch.Tensor:
+        """Causal conv with left context plus the in-block right branch, then SiLU. pre: (N, C, T)."""
+        n, c, t = pre.shape
+        width = self.conv_kernel_size - 1
+        if left is None:
+            left = pre.new_zeros(n, c, width)
+        # Qwen3.5's causal conv (`causal_conv1d_fn` without its kernel), its left padding replaced by the
+        # real context of the history.
+        out = F.conv1d(torch.cat([left.to(pre.dtype), pre], -1), self.conv1d.weight, groups=c)
+        # Later positions of the same block only: pad every block on its right, never read the next block.
+        blocks = F.pad(pre.view(n, c, t // block_size, block_size), (0, width))
+        right = sum(self.conv_right[:, r - 1, None, None].to(pre.dtype) * blocks[..., r : r + block_size]
+                    for r in range(1, width + 1))
+        out = out + right.reshape(n, c, t)
+        return ACT2FN[self.activation](out)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        block_size: int,
+        state: torch.Tensor | None = None,
+        left: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """f(history, blocks): x (N, T, D) whole blocks after a history summarised by `state` and `left`.
+
+        Returns output (N, T, D), states at every block boundary (N, nb + 1, H, dk, dv) and the
+        pre-conv inputs (N, C, T) from which conv context is taken.
+        """
+        n, t, _ = x.shape
+        pre = self.in_proj_qkv(x).transpose(1, 2)
+        mixed = self.conv(pre, left, block_size).transpose(1, 2)
+        query, key, value = torch.split(mixed, [self.key_dim, self.key_dim, self.value_dim], dim=-1)
+        query = query.reshape(n, t, -1, self.head_k_dim)
+        key = key.reshape(n, t, -1, self.head_k_dim)
+        value = value.reshape(n, t, -1, self.head_v_dim)
+        beta = self.in_proj_b(x).sigmoid()
+        g = -self.A_log.float().exp() * F.softplus(self.in_proj_a(x).float() + self.dt_bias)
+
+        out, memory, states = gated_delta_blocks(
+            query, key, value, g, beta, block_size=block_size, initial_state=state
+        )
+        out = out + self.joint_gate[:, None] * self.joint_softmax(query, key, value, memory, block_size)
+
+        z = self.in_proj_z(x).reshape(-1, self.head_v_dim)
+        out = self.norm(out.to(x.dtype).reshape(-1, self.head_v_dim), z).reshape(n, t, -1)
+        return self.out_proj(out), states, pre
+
+    def joint_softmax(self, query, key, value, memory, block_size: int) -> torch.Tensor:
+        """One softmax per query over [memory slot m_i] + every token of its block (bidirectional)."""
+        n, t, hk, dk = key.shape
+        h, dv = value.shape[-2:]
+        nb = t // block_size
+        if hk != h:
+            query = query.repeat_interleave(h // hk, dim=2)
+            key = key.repeat_interleave(h // hk, dim=2)
+        # (N, H, nb, B, d)
+        q = l2(query).transpose(1, 2).reshape(n, h, nb, block_size, dk).float()
+        k = l2(key).transpose(1, 2).reshape(n, h, nb, block_size, dk).float()
+        v = value.transpose(1, 2).reshape(n, h, nb, block_size, dv).float()
+        mem = memory.transpose(1, 2).reshape(n, h, nb, block_size, dv)
+        scale = self.joint_log_scale.float().exp()[None, :, None, None, None]
+        token_logits = (q @ k.transpose(-1, -2)) * scale  # (N, H, nb, B, B)
+        mem_logit = (self.memory_bias + self.block_calibration * math.log(block_size)).float()
+        mem_logit = mem_logit[None, :, None, None, None].expand(n, h, nb, block_size, 1)
+        weights = torch.cat([mem_logit, token_logits], -1).softmax(-1)
+        joint = weights[..., :1] * mem + weights[..., 1:] @ v
+        return joint.reshape(n, h, t, dv).transpose(1, 2)
+
+
+def l2(x: torch.Tensor) -> torch.Tensor:
+    return x.float() * torch.rsqrt((x.float() ** 2).sum(-1, keepdim=True) + 1e-6)
+
+
+class CloverAttention(nn.Module):
+    """Qwen3.5 gated softmax attention; block-causal through the mask it is given."""
+
+    def __init__(self, config: CloverConfig, layer_idx: int):
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.head_dim = config.head_dim
+        self.num_heads = config.num_attention_heads
+        self.num_kv_heads = config.num_key_value_heads
+        self.scaling = self.head_dim**-0.5
+        bias = config.attention_bias
+        self.q_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim * 2, bias=bias)
+        self.k_proj = nn.Linear(config.hidden_size, self.num_kv_heads * self.head_dim, bias=bias)
+        self.v_proj = nn.Linear(config.hidden_size, self.num_kv_heads * self.head_dim, bias=bias)
+        self.o_proj = nn.Linear(self.num_heads * self.head_dim, config.hidden_size, bias=bias)
+        self.q_norm = Qwen3_5MoeRMSNorm(self.head_dim, eps=config.rms_norm_eps)
+        self.k_norm = Qwen3_5MoeRMSNorm(self.head_dim, eps=config.rms_norm_eps)
+
+    def project(self, x, cos, sin):
+        """x (N, Q, D) -> q (N, H, Q, d), k, v (N, Hkv, Q, d), output gate (N, Q, H*d)."""
+        n, t, _ = x.shape
+        q, gate = torch.chunk(self.q_proj(x).view(n, t, -1, self.head_dim * 2), 2, dim=-1)
+        gate = gate.reshape(n, t, -1)
+        q = self.q_norm(q).transpose(1, 2)
+        k = self.k_norm(self.k_proj(x).view(n, t, -1, self.head_dim)).transpose(1, 2)
+        v = self.v_proj(x).view(n, t, -1, self.head_dim).transpose(1, 2)
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        return q, k, v, gate
+
+    def attend(self, q, k, v, gate, mask):
+        n, _, t, _ = q.shape
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, scale=self.scaling, enable_gqa=self.num_heads != self.num_kv_heads
+        )
+        out = out.transpose(1, 2).reshape(n, t, -1) * torch.sigmoid(gate)
+        return self.o_proj(out)
+
+
+class CloverDecoderLayer(nn.Module):
+    def __init__(self, config: CloverConfig, layer_idx: int):
+        super().__init__()
+        self.layer_type = config.layer_types[layer_idx]
+        if self.layer_type == "linear_attention":
+            self.linear_attn = CloverGatedDeltaNet(config, layer_idx)
+        else:
+            self.self_attn = CloverAttention(config, layer_idx)
+        if config.num_experts > 0:
+            self.mlp = Qwen3_5MoeSparseMoeBlock(config)
+        else:
+            self.mlp = Qwen3_5MoeMLP(config, intermediate_size=config.intermediate_size)
+        self.input_layernorm = Qwen3_5MoeRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
+        self.post_attention_layernorm = Qwen3_5MoeRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
+
+    def feed_forward(self, h: torch.Tensor) -> torch.Tensor:
+        out = self.mlp(self.post_attention_layernorm(h))
+        return h + (out[0] if isinstance(out, tuple) else out)
+
+    def forward(self, h: torch.Tensor, p: Pass, cache: LayerState | None) -> torch.Tensor:
+        """One layer over whole blocks against the cached history; folds `p.commit` blocks into it."""
+        x = self.input_layernorm(h)
+        if self.layer_type == "linear_attention":
+            state = cache.recurrent if cache is not None else None
+            left = cache.conv if cache is not None else None
+            mixed, states, pre = self.linear_attn(x, block_size=p.block_size, state=state, left=left)
+            if cache is not None and p.commit:
+                cache.recurrent.copy_(states[:, p.commit])
+                width = cache.conv.shape[-1]
+                cache.conv.copy_(torch.cat([cache.conv, pre[..., : p.commit * p.block_size]], -1)[..., -width:])
+        else:
+            q, k, v, gate = self.self_attn.project(x, p.cos, p.sin)
+            if cache is not None:
+                write_keys(cache, k, v, p.lengths, p.offset)
+                k, v = cache.key[:, :, : p.key_len], cache.value[:, :, : p.key_len]
+            mixed = self.self_attn.attend(q, k, v, gate, p.mask)
+        return self.feed_forward(h + mixed)
+
+    def forward_pair(self, hc: torch.Tensor, hn: torch.Tensor, block_size: int, tables) -> tuple:
+        """Training: clean stream f(clean, clean) and, from the same history, noisy blocks f(clean, noisy)."""
+        xc, xn = self.input_layernorm(hc), self.input_layernorm(hn)
+        n, t, d = xc.shape
+        nb = t // block_size
+        if self.layer_type == "linear_attention":
+            mc, states, pre = self.linear_attn(xc, block_size=block_size)
+            width = self.linear_attn.conv_kernel_size - 1
+            # Left conv context of block j: the clean pre-conv inputs of the `width` tokens before it.
+            left = F.pad(pre, (width, 0)).unfold(-1, width, block_size)[:, :, :nb]  # (N, C, nb, width)
+            left = left.permute(0, 2, 1, 3).reshape(n * nb, -1, width)
+            mn, _, _ = self.linear_attn(
+                xn.reshape(n * nb, block_size, d),
+                block_size=block_size,
+                state=states[:, :nb].reshape(n * nb, *states.shape[2:]),
+                left=left,
+            )
+            mn = mn.reshape(n, t, d)
+        else:
+            cos, sin, clean_mask, noisy_mask = tables
+            qc, kc, vc, gc = self.self_attn.project(xc, cos, sin)
+            qn, kn, vn, gn = self.self_attn.project(xn, cos, sin)
+            mc = self.self_attn.attend(qc, kc, vc, gc, clean_mask)
+            mn = self.self_attn.attend(qn, torch.cat([kc, kn], 2), torch.cat([vc, vn], 2), gn, noisy_mask)
+        return self.feed_forward(hc + mc), self.feed_forward(hn + mn)
+
+
+def write_keys(cache: LayerState, k, v, lengths: torch.Tensor, offset: int | None) -> None:
+    """Write this pass's keys at each sequence's own offset; slots past its length are scratch."""
+    n, _, t, _ = k.shape
+    if offset is not None:
+        cache.key[:, :, offset : offset + t] = k
+        cache.value[:, :, offset : offset + t] = v
+        return
+    rows = torch.arange(n, device=k.device)[:, None]
+    cols = lengths[:, None] + torch.arange(t, device=k.device)[None, :]
+    cache.key[rows, :, cols] = k.transpose(1, 2)
+    cache.value[rows, :, cols] = v.transpose(1, 2)

@@ -1,0 +1,277 @@
+"""Clover block-diffusion model: Qwen3.5 hybrid layers, block-causal everywhere, exact block caching.
+
+Blocks are aligned to absolute positions from 0. Every layer computes f(history, block): softmax
+attention sees the whole history and the whole current block; GDN layers start from the recurrent
+state at the block start. Logits at position i predict token i + 1, as in the autoregressive model the
+weights may come from (SDAR / Fast-dLLM v2 style shift): the first token of a block is predicted by the
+last position of the previous (committed) block, the others by the block's own earlier positions.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import PreTrainedModel, initialization as init
+from transformers.modeling_outputs import CausalLMOutput
+from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
+    Qwen3_5MoeExperts,
+    Qwen3_5MoeRMSNorm,
+    Qwen3_5MoeSparseMoeBlock,
+)
+
+from .configuration import CloverConfig
+from .layers import CloverDecoderLayer, CloverGatedDeltaNet, LayerState, Pass
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint folder is missing or cannot be loaded."""
+
+
+@dataclass
+class CloverCache:
+    """Preallocated per-sequence history: attention keys/values, GDN and conv state, committed length."""
+
+    layers: list[LayerState]
+    lengths: list[int]  # committed tokens per row (always a whole number of blocks)
+
+    @property
+    def capacity(self) -> int:
+        return next((s.key.shape[2] for s in self.layers if s.key is not None), 1 << 30)
+
+    def row(self, i: int) -> CloverCache:
+        """A one-sequence view; writes go through to this cache (lengths are copied back by the caller)."""
+        views = [LayerState(*(None if t is None else t[i : i + 1] for t in (s.key, s.value, s.recurrent, s.conv)))
+                 for s in self.layers]
+        return CloverCache(views, [self.lengths[i]])
+
+    def select(self, rows: list[int]) -> CloverCache:
+        """A compact copy holding only `rows` (finished sequences leave the batch)."""
+        idx = torch.tensor(rows, device=next(t for t in (self.layers[0].key, self.layers[0].recurrent)
+                                               if t is not None).device)
+        layers = [LayerState(*(None if t is None else t.index_select(0, idx)
+                               for t in (s.key, s.value, s.recurrent, s.conv))) for s in self.layers]
+        return CloverCache(layers, [self.lengths[r] for r in rows])
+
+
+@functools.cache
+def _block_causal(length: int, block_size: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masks for a stream of whole blocks: clean (L, L) and noisy-vs-[clean, noisy] (L, 2L)."""
+    blk = torch.arange(length, device=device) // block_size
+    clean = blk[None, :] <= blk[:, None]
+    noisy = torch.cat([blk[None, :] < blk[:, None], blk[None, :] == blk[:, None]], 1)
+    return clean, noisy
+
+
+class CloverPreTrainedModel(PreTrainedModel):
+    config_class = CloverConfig
+    config: CloverConfig
+    base_model_prefix = "model"
+    _no_split_modules = ["CloverDecoderLayer"]
+    _keys_to_ignore_on_load_unexpected = [r"^mtp.*", r"^model.visual.*"]
+    _supports_sdpa = True
+
+    def _init_weights(self, module):
+        super()._init_weights(module)
+        std = self.config.initializer_range
+        if isinstance(module, CloverGatedDeltaNet):
+            init.ones_(module.dt_bias)
+            init.copy_(module.A_log, torch.empty_like(module.A_log).uniform_(0.01, 16).log_())
+            init.zeros_(module.conv_right)
+            init.zeros_(module.joint_gate)
+            init.constant_(module.joint_log_scale, 0.5 * float(torch.log(torch.tensor(float(module.head_k_dim)))))
+            init.zeros_(module.memory_bias)
+            init.ones_(module.block_calibration)
+        elif isinstance(module, Qwen3_5MoeRMSNorm):
+            init.zeros_(module.weight)  # that norm scales by (1 + weight)
+        elif isinstance(module, Qwen3_5MoeExperts):
+            init.normal_(module.gate_up_proj, mean=0.0, std=std)
+            init.normal_(module.down_proj, mean=0.0, std=std)
+        elif isinstance(module, Qwen3_5MoeSparseMoeBlock):
+            init.normal_(module.gate.weight, mean=0.0, std=std)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
+        """Load a local checkpoint folder; a missing or broken one raises CheckpointError naming it."""
+        path = Path(pretrained_model_name_or_path)
+        if not path.is_dir():
+            raise CheckpointError(f"no checkpoint folder at {path}")
+        if not (path / "config.json").is_file():
+            raise CheckpointError(f"checkpoint folder {path} has no config.json")
+        try:
+            return super().from_pretrained(str(path), *args, local_files_only=True, **kwargs)
+        except Exception as exc:  # transformers raises OSError, ValueError, safetensors and JSON errors
+            raise CheckpointError(f"checkpoint folder {path} could not be loaded: {exc}") from exc
+
+
+class CloverModel(CloverPreTrainedModel):
+    def __init__(self, config: CloverConfig):
+        super().__init__(config)
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size, config.pad_token_id)
+        self.layers = nn.ModuleList(CloverDecoderLayer(config, i) for i in range(config.num_hidden_layers))
+        self.norm = Qwen3_5MoeRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
+        self._rope: dict = {}
+        self.post_init()
+
+    def rope(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos, sin (N, Q, rot) for positions (N, Q), from a table built once per device and dtype.
+
+        Same fp32 arithmetic as Qwen3.5's rotary module (its three mrope sections coincide for text).
+        """
+        key = (positions.device, dtype)
+        if key not in self._rope:
+            rope = self.config.rope_parameters
+            dim = int(self.config.head_dim * rope.get("partial_rotary_factor", 1.0))
+            inv_freq = 1.0 / (rope["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+            size = self.config.max_position_embeddings + 2 * max(self.config.trained_block_sizes)
+            freqs = torch.arange(size, dtype=torch.float)[:, None] * inv_freq[None, :]
+            emb = torch.cat([freqs, freqs], -1).to(positions.device)
+            self._rope[key] = (emb.cos().to(dtype), emb.sin().to(dtype))
+        cos, sin = self._rope[key]
+        return cos[positions], sin[positions]
+
+    def forward(self, input_ids: torch.LongTensor, block_size: int = 1) -> torch.Tensor:
+        """Uncached forward over whole blocks from position 0: last hidden state (N, L, D)."""
+        n, length = input_ids.shape
+        if length % block_size:
+            raise ValueError(f"input of {length} tokens is not a whole number of blocks of {block_size}")
+        h = self.embed_tokens(input_ids)
+        cos, sin = self.rope(torch.arange(length, device=h.device)[None], h.dtype)
+        mask, _ = _block_causal(length, block_size, h.device)
+        p = Pass(block_size, cos, sin, mask=mask)
+        for layer in self.layers:
+            h = layer(h, p, None)
+        return self.norm(h)
+
+
+class CloverForBlockDiffusion(CloverPreTrainedModel):
+    _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}
+
+    def __init__(self, config: CloverConfig):
+        super().__init__(config)
+        self.model = CloverModel(config)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.post_init()
+
+    def get_input_embeddings(self):
+        return self.model.embed_tokens
+
+    def forward(self, input_ids: torch.LongTensor, block_size: int = 1, **_) -> CausalLMOutput:
+        """Uncached block-causal logits (N, L, V); logits[:, i] predict token i + 1."""
+        return CausalLMOutput(logits=self.lm_head(self.model(input_ids, block_size)))
+
+    # ---- inference against a cache -------------------------------------------------------------
+
+    def new_cache(self, batch: int, capacity: int) -> CloverCache:
+        """Empty history for `batch` sequences of up to `capacity` positions (scratch blocks included)."""
+        cfg, p = self.config, next(self.parameters())
+        layers = []
+        for layer in self.model.layers:
+            if layer.layer_type == "linear_attention":
+                gdn = layer.linear_attn
+                layers.append(LayerState(
+                    recurrent=torch.zeros(batch, gdn.num_v_heads, gdn.head_k_dim, gdn.head_v_dim, device=p.device),
+                    conv=torch.zeros(batch, gdn.conv_dim, gdn.conv_kernel_size - 1, device=p.device, dtype=p.dtype),
+                ))
+            else:
+                shape = (batch, cfg.num_key_value_heads, capacity, cfg.head_dim)
+                layers.append(LayerState(key=torch.zeros(shape, device=p.device, dtype=p.dtype),
+                                         value=torch.zeros(shape, device=p.device, dtype=p.dtype)))
+        return CloverCache(layers, [0] * batch)
+
+    def decode(
+        self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int, commit: int = 0,
+        keep: slice = slice(None),
+    ) -> torch.Tensor:
+        """One forward over whole blocks right after each row's history; the first `commit` blocks become
+        history (keys, GDN and conv state advance), the rest only read it. Returns fp32 logits of `keep`.
+        """
+        n, q = input_ids.shape
+        lengths = torch.tensor(cache.lengths, device=input_ids.device)
+        uniform = cache.lengths[0] if all(x == cache.lengths[0] for x in cache.lengths) else None
+        key_len = max(cache.lengths) + q
+        if key_len > cache.capacity:
+            raise ValueError(f"cache holds {cache.capacity} positions, this forward needs {key_len}")
+        h = self.model.embed_tokens(input_ids)
+        cos, sin = self.model.rope(lengths[:, None] + torch.arange(q, device=h.device), h.dtype)
+        mask = None
+        if uniform is None or q > block_size:
+            limit = lengths[:, None] + (torch.arange(q, device=h.device) // block_size + 1) * block_size
+            mask = (torch.arange(key_len, device=h.device)[None, None, :] < limit[:, :, None])[:, None]
+        p = Pass(block_size, cos, sin, mask=mask, lengths=lengths, offset=uniform, key_len=key_len, commit=commit)
+        for layer, state in zip(self.model.layers, cache.layers, strict=True):
+            h = layer(h, p, state)
+        if commit:
+            cache.lengths[:] = [x + commit * block_size for x in cache.lengths]
+        return self.lm_head(self.model.norm(h[:, keep])).float()
+
+    def prefill(self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int,
+                chunk: int = 512) -> torch.Tensor:
+        """Commit whole prompt blocks (1, L) into a one-row cache; logits (1, V) of the last position."""
+        step = max(chunk // block_size, 1) * block_size
+        logits = None
+        for start in range(0, input_ids.shape[1], step):
+            piece = input_ids[:, start : start + step]
+            logits = self.decode(piece, cache, block_size=block_size, commit=piece.shape[1] // block_size,
+                                 keep=slice(-1, None))
+        return logits[:, -1]
+
+    # ---- training objective ------------------------------------------------------------------
+
+    def block_diffusion_loss(
+        self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """Mean cross-entropy over masked positions of the block-diffusion objective (BD3-LM style).
+
+        Each block draws a rate t ~ U(0, 1] and masks that fraction of its maskable positions (at least
+        one). The clean stream runs once; each noisy block attends to clean history and itself.
+        """
+        cfg = self.config
+        ids, maskable = input_ids, maskable.bool() & (input_ids != cfg.pad_token_id)
+        n, length = ids.shape
+        pad = -length % block_size
+        if pad:
+            ids = F.pad(ids, (0, pad), value=cfg.pad_token_id)
+            maskable = F.pad(maskable, (0, pad), value=False)
+            length += pad
+        maskable = maskable.clone()
+        maskable[:, 0] = False  # nothing precedes the first token, so nothing can predict it
+        nb = length // block_size
+        dev = ids.device
+        rate = 1.0 - torch.rand(n, nb, generator=generator, device=generator.device if generator else dev).to(dev)
+        u = torch.rand(n, length, generator=generator, device=generator.device if generator else dev).to(dev)
+        masked = maskable & (u < rate.repeat_interleave(block_size, 1))
+        by_block = masked.view(n, nb, block_size)
+        need = maskable.view(n, nb, block_size).any(-1) & ~by_block.any(-1)
+        first = torch.where(maskable, u, 2.0).view(n, nb, block_size).argmin(-1)
+        masked = masked | (F.one_hot(first, block_size).bool() & need[..., None]).view(n, length)
+        noisy = torch.where(masked, cfg.mask_token_id, ids)
+
+        hc = self.model.embed_tokens(ids)
+        if block_size == 1:  # every prediction comes from the clean stream: plain next-token loss
+            hc, hn = self.model(ids, 1), None
+        else:
+            hn = self.model.embed_tokens(noisy)
+            cos, sin = self.model.rope(torch.arange(length, device=dev)[None], hc.dtype)
+            clean_mask, noisy_mask = _block_causal(length, block_size, dev)
+            tables = (cos, sin, clean_mask, noisy_mask)
+            for layer in self.model.layers:
+                hc, hn = layer.forward_pair(hc, hn, block_size, tables)
+            hc, hn = self.model.norm(hc), self.model.norm(hn)
+        # Position i is predicted from position i - 1: the clean previous block at a block start, the
+        # noisy current block elsewhere.
+        starts = (torch.arange(1, length, device=dev) % block_size == 0)[None, :, None]
+        source = hc[:, :-1] if hn is None else torch.where(starts, hc[:, :-1], hn[:, :-1])
+        target = masked[:, 1:]
+        if not bool(target.any()):
+            return self.lm_head(source[:, :1]).sum() * 0.0
+        logits = self.lm_head(source[target]).float()
+        return F.cross_entropy(logits, ids[:, 1:][target])
+
+
+__all__ = ["CheckpointError", "CloverCache", "CloverForBlockDiffusion", "CloverModel", "CloverPreTrainedModel"]

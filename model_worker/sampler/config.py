@@ -1,0 +1,44 @@
+"""Sampler settings: one frozen, validated dataclass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RULES = ("threshold", "factor", "entropy", "topk")
+
+
+@dataclass(frozen=True)
+class SamplerConfig:
+    """How blocks are denoised: block size, commit rule and its knob, sampling and limits.
+
+    rule: "threshold" commits every masked position whose probability is >= `threshold` (always the
+    most confident one); "factor" is Fast-dLLM's rule: the largest n with (n + 1)(1 - c_n) < `factor`
+    over confidences sorted high to low; "entropy" commits the lowest-entropy positions while their
+    entropy sum minus the largest stays <= `entropy_bound` (DiffusionGemma); "topk" commits `k` per step.
+    """
+
+    block_size: int = 32
+    rule: str = "threshold"
+    threshold: float = 0.9
+    factor: float = 1.0
+    entropy_bound: float = 0.3
+    k: int = 4
+    temperature: float = 0.0
+    max_new_tokens: int = 4096
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.rule not in RULES:
+            raise ValueError(f"unknown commit rule {self.rule!r}; valid rules: {', '.join(RULES)}")
+        checks = [
+            (self.block_size >= 1, f"block_size must be >= 1, got {self.block_size}"),
+            (0.0 <= self.threshold <= 1.0, f"threshold must be in [0, 1], got {self.threshold}"),
+            (self.factor > 0, f"factor must be > 0, got {self.factor}"),
+            (self.entropy_bound >= 0, f"entropy_bound must be >= 0, got {self.entropy_bound}"),
+            (self.k >= 1, f"k must be >= 1, got {self.k}"),
+            (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
+            (self.max_new_tokens >= 1, f"max_new_tokens must be >= 1, got {self.max_new_tokens}"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)

@@ -1,0 +1,57 @@
+"""Commit rules: which masked positions of a block take their prediction this step.
+
+Every rule ranks the candidate positions by a key and commits the first n of each row, n >= 1 while
+the row has a candidate; all of it is batched tensor code, no loop over tokens.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .config import SamplerConfig
+
+
+def predict(
+    logits: torch.Tensor, temperature: float, generators: list[torch.Generator] | None, rows: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Tokens, their probabilities and the entropies (N, B) from logits (N, B, V).
+
+    Greedy at temperature 0; otherwise Gumbel-max sampling from logits / temperature, with one
+    generator per sequence (only rows with work draw noise) so a row's draws do not depend on its batch.
+    """
+    scaled = logits if temperature == 0 else logits / temperature
+    logp = torch.log_softmax(scaled, -1)
+    if temperature == 0:
+        tokens = scaled.argmax(-1)
+    else:
+        noise = torch.zeros_like(scaled)
+        for r in rows.nonzero().flatten().tolist():
+            u = torch.rand(scaled.shape[1:], generator=generators[r], device=generators[r].device)
+            noise[r] = -torch.log(-torch.log(u.to(scaled.device).clamp_min(1e-20)))
+        tokens = (scaled + noise).argmax(-1)
+    conf = logp.gather(-1, tokens[..., None]).squeeze(-1).exp()
+    entropy = -(logp.exp() * logp).nan_to_num().sum(-1)
+    return tokens, conf, entropy
+
+
+def select(cfg: SamplerConfig, conf: torch.Tensor, entropy: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+    """Bool (N, B): positions to commit now, only among `candidates`."""
+    neg = torch.finfo(conf.dtype).min
+    key = -entropy if cfg.rule == "entropy" else conf
+    order = torch.where(candidates, key, neg).argsort(dim=-1, descending=True, stable=True)
+    sorted_cand = candidates.gather(-1, order)
+    if cfg.rule == "threshold":
+        n = (candidates & (conf >= cfg.threshold)).sum(-1)
+    elif cfg.rule == "factor":
+        c = conf.gather(-1, order)
+        rank = torch.arange(1, conf.shape[-1] + 1, device=conf.device)
+        n = (sorted_cand & ((rank + 1) * (1 - c) < cfg.factor)).cumprod(-1).sum(-1)
+    elif cfg.rule == "entropy":
+        e = torch.where(sorted_cand, entropy.gather(-1, order), 0.0)
+        n = (sorted_cand & (e.cumsum(-1) - e <= cfg.entropy_bound)).cumprod(-1).sum(-1)
+    else:  # topk
+        n = torch.full_like(candidates[:, 0], cfg.k, dtype=torch.long)
+    available = candidates.sum(-1)
+    n = torch.minimum(n.clamp_min(1), available)
+    ranks = torch.empty_like(order).scatter_(-1, order, torch.arange(order.shape[-1], device=order.device).expand_as(order))
+    return candidates & (ranks < n[:, None])
