@@ -11,11 +11,14 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from explainer.pages.static import CorsStaticFilesASGIHandler  # noqa: E402
 from explainer.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # static/ with the CORS header sandboxed pages need for their module imports; run Daphne's
+        # runserver with --nostatic, or its own static handler answers first, without that header.
+        "http": CorsStaticFilesASGIHandler(django_asgi_app),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -287,22 +287,25 @@ async def _judge_interaction(page, observer: _Observer, box, idle_pair, before: 
                             "responded": opened or responded(dom, pixels)}
         before = after
 
-    slider = await page.evaluate(probe.SLIDER_POINT)
-    if slider:
-        await page.mouse.click(slider["x"], slider["y"])
+    slider = page.locator('input[type="range"]:visible').first
+    if await slider.count():
+        info = await slider.evaluate(probe.SLIDER_INFO)
+        # The keyboard moves a range input as a user would and cannot land on an overlay instead.
+        await slider.focus()
+        await page.keyboard.press(info["key"])
         await asyncio.sleep(options.settle_s)
         after = await observer.observe()
         dom, pixels = await observer.change(before, after)
-        value = await page.evaluate(probe.SLIDER_VALUE)
-        results["slider"] = {"what": f"slider {slider['label']!r} {slider['before']} -> {value}",
+        value = await slider.input_value()
+        results["slider"] = {"what": f"slider {info['label']!r} {info['value']} -> {value}",
                              "dom_mutations": dom, "canvas_px": pixels,
-                             "responded": value != slider["before"] and responded(dom, pixels)}
+                             "responded": value != info["value"] and responded(dom, pixels)}
 
     report.metrics["interaction"] = {"idle_dom_mutations": idle_dom, "idle_canvas_px": idle_px, **results}
     required = []
     if part and part.get("count"):
         required.append("click")  # a kit page promises clickable parts
-    if slider:
+    if "slider" in results:
         required.append("slider")
     if not required and "click" in results:
         required.append("click")  # a page without kit parts or sliders must at least answer a click

@@ -39,43 +39,27 @@ CANVAS_BOX = """() => {
   return best;
 }"""
 
-# Where to click to hit a part: the kit's own answer when it gives one.
+# Where a real click lands on a part, from the kit's own `pointFor` (docs/kit.md, "For the render check").
 KIT_PART_POINT = """() => {
   const kit = window.__kit;
   if (!kit || !Array.isArray(kit.parts) || kit.parts.length === 0) return null;
-  for (const part of kit.parts) {
-    let p = null;
-    try {
-      p = typeof part.screen === "function" ? part.screen()
-        : typeof part.screenPosition === "function" ? part.screenPosition()
-        : (part.screen ?? part.point ?? null);
-    } catch (e) { p = null; }
-    if (p && Number.isFinite(p.x) && Number.isFinite(p.y) && p.x >= 0 && p.y >= 0
-        && p.x < innerWidth && p.y < innerHeight) {
-      return {x: p.x, y: p.y, name: String(part.name ?? part.id ?? "part"), count: kit.parts.length};
+  if (typeof kit.pointFor === "function") {
+    for (const title of kit.parts) {
+      let p = null;
+      try { p = kit.pointFor(title); } catch (e) { p = null; }
+      if (p && Number.isFinite(p.x) && Number.isFinite(p.y)) {
+        return {x: p.x, y: p.y, name: String(title), count: kit.parts.length};
+      }
     }
   }
   return {x: null, y: null, name: null, count: kit.parts.length};
 }"""
 
-# The first visible range input, and a point on its track far from its current value.
-SLIDER_POINT = """() => {
-  for (const s of document.querySelectorAll('input[type="range"]')) {
-    const r = s.getBoundingClientRect();
-    if (r.width < 8 || r.height < 4 || getComputedStyle(s).visibility === "hidden") continue;
-    const min = Number(s.min || 0), max = Number(s.max || 100), v = Number(s.value);
-    const at = max > min ? (v - min) / (max - min) : 0;
-    const to = at > 0.5 ? 0.15 : 0.85;
-    return {x: r.left + r.width * to, y: r.top + r.height / 2, before: s.value,
-            label: s.getAttribute("aria-label") || s.id || s.name || "slider"};
-  }
-  return null;
-}"""
-
-SLIDER_VALUE = """() => {
-  const s = [...document.querySelectorAll('input[type="range"]')].find(
-    (e) => e.getBoundingClientRect().width >= 8);
-  return s ? s.value : null;
+# A range input's bounds, and the key that moves it furthest from where it is.
+SLIDER_INFO = """(s) => {
+  const min = Number(s.min || 0), max = Number(s.max || 100), value = Number(s.value);
+  return {value: s.value, key: value - min > (max - min) / 2 ? "Home" : "End",
+          label: s.getAttribute("aria-label") || s.id || s.name || "slider"};
 }"""
 
 OVERFLOW = """() => {

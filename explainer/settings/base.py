@@ -71,6 +71,9 @@ CELERY_TASK_ALWAYS_EAGER = False
 # Generated pages live on another origin when PAGE_ORIGIN is set; otherwise the same server
 # serves them, always sandboxed to an opaque origin.
 PAGE_ORIGIN = env.origin("PAGE_ORIGIN", "")
+# The app's own origin, the one allowed to frame pages (CSP frame-ancestors); needed with PAGE_ORIGIN,
+# since a page request then arrives on the page origin and cannot tell where the app lives.
+APP_ORIGIN = env.origin("APP_ORIGIN", "")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -1,0 +1,63 @@
+"""Generated pages and their render-check thumbnails, served sandboxed to an opaque origin."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.http import require_GET
+
+from .policy import origin_of, page_headers
+from .selectors import latest_thumbnail, page_for_viewer
+
+
+def _request_origin(request) -> str:
+    return f"{request.scheme}://{request.get_host()}"
+
+
+def _on_page_origin(request) -> bool:
+    return not settings.PAGE_ORIGIN or urlsplit(settings.PAGE_ORIGIN).netloc == request.get_host()
+
+
+def _viewable(request, page_id: int):
+    page = page_for_viewer(page_id=page_id, user=getattr(request, "user", None))
+    if page is None:
+        raise Http404("No such page")
+    return page
+
+
+@require_GET
+@xframe_options_exempt  # framing is governed by the policy's frame-ancestors instead
+def page_view(request, page_id: int):
+    """The page's HTML under `sandbox allow-scripts` and a policy that lets it reach nothing but static/."""
+    if not _on_page_origin(request):
+        # Pages never run on the app's origin: send the browser to the page origin.
+        return HttpResponseRedirect(settings.PAGE_ORIGIN + reverse("page_view", args=[page_id]))
+    page = _viewable(request, page_id)
+    origin = _request_origin(request)
+    app_origin = getattr(settings, "APP_ORIGIN", "") or origin
+    headers = page_headers(
+        asset_origins=[origin, origin_of(settings.STATIC_URL)],
+        frame_ancestors=[app_origin],
+    )
+    response = HttpResponse(page.html)
+    for name, value in headers.items():
+        response[name] = value
+    return response
+
+
+@require_GET
+def page_thumbnail(request, page_id: int):
+    """The latest render-check thumbnail of a page the viewer may see, as PNG."""
+    page = _viewable(request, page_id)
+    png = latest_thumbnail(page=page)
+    if png is None:
+        raise Http404("No thumbnail yet")
+    response = HttpResponse(png, content_type="image/png")
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, max-age=60"
+    return response
