@@ -144,6 +144,8 @@ def generation_finish(*, generation_id, outcome: dict) -> Generation:
             page = PageVersion.objects.create(
                 thread=generation.thread, generation=generation, version=latest + 1, html=outcome["html"]
             )
+            # Output moderation: a page with a blocked term is hidden at once, a flagged one queued for the teacher.
+            moderation.page_screen(page=page)
 
             def announce():
                 _announce_done(generation, page)

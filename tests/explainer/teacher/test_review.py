@@ -116,3 +116,21 @@ def test_a_teacher_creates_a_class_renames_it_and_adds_a_topic(signed_in, teache
     assert (classroom.name, classroom.languages, classroom.topic_space_enabled, classroom.daily_question_limit) == (
         "Year 8 physics", ["en", "zh"], True, 5)
     assert classroom.topics.get().seed_questions == ["Why is the sky blue?", "光是什么？"]
+
+
+def test_asking_a_featured_question_answers_from_the_library_without_generating(
+    classroom, learner, make_page, monkeypatch, django_capture_on_commit_callbacks
+):
+    from explainer.celery import app
+    from explainer.services.generation import generation_create
+    from explainer.services.review import page_set_featured
+
+    sent = []
+    monkeypatch.setattr(app, "send_task", lambda name, **kw: sent.append(name))
+    featured = make_page(classroom=classroom, learner=learner, html="<h1>The teacher's favourite</h1>")
+    page_set_featured(page=featured, featured=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        generation = generation_create(question="How does a magnet attract iron", session_key="k2", learner=learner)
+    assert generation.status == Generation.Status.DONE
+    assert generation.page.html == "<h1>The teacher's favourite</h1>"
+    assert "model_worker.generate_page" not in sent
