@@ -81,6 +81,8 @@ def test_a_teacher_hides_a_learners_page_and_it_leaves_the_learners_open_view(
             expect(teacher.locator(f"li.tile[data-page='{page.pk}']")).to_contain_text("hidden")
 
             expect(version).to_have_count(0, timeout=10000)
+            expect(learner_view.locator("#page-question")).to_have_text("Your teacher hid this page.")
+            assert learner_view.locator("#page-frame").get_attribute("src") is None
             assert any(e["type"] == "page_hidden" and e["page"] == page.pk
                        for e in learner_view.evaluate("window.socketEvents"))
             page.refresh_from_db()
