@@ -423,7 +423,7 @@ export function start(options = {}) {
     const api = {
       index: 0,
       count: list.length,
-      go(i) {
+      go(i, { pause = true } = {}) {
         api.index = Math.min(Math.max(i, 0), list.length - 1);
         const step = list[api.index];
         card.title.textContent = tr(step.title);
@@ -431,7 +431,10 @@ export function start(options = {}) {
         card.counter.textContent = w.step(api.index + 1, list.length);
         card.prev.disabled = api.index === 0;
         card.next.disabled = api.index === list.length - 1;
-        if (step.at !== undefined && timelineApi) timelineApi.pause().seek(step.at);
+        if (step.at !== undefined && timelineApi) {
+          if (pause) timelineApi.pause();
+          timelineApi.seek(step.at);
+        }
         if (step.enter) guarded(step.enter)();
         invalidate();
         return api;
@@ -442,7 +445,7 @@ export function start(options = {}) {
     card.prev.addEventListener("click", api.prev);
     card.next.addEventListener("click", api.next);
     hooks.step = () => ({ index: api.index, count: api.count });
-    api.go(0);
+    api.go(0, { pause: false }); // the first step sets the scene without stopping autoplay
     return api;
   }
 
@@ -457,11 +460,13 @@ export function start(options = {}) {
 
   renderer.setAnimationLoop(() => {
     const now = performance.now();
-    const dt = reducedMotion ? 0 : Math.min((now - last) / 1000, 0.1);
+    const real = Math.min((now - last) / 1000, 0.1);
     last = now;
+    // Reduced motion stills continuous motion; a timeline the learner starts still plays.
+    const dt = reducedMotion ? 0 : real;
     elapsed += dt;
     try {
-      if (timelineApi) timelineApi.advance(dt);
+      if (timelineApi) timelineApi.advance(real);
       for (const fn of [...frameCallbacks]) fn(dt, elapsed);
       controls.update();
       if (!dirty && !frameCallbacks.length && !(timelineApi && timelineApi.playing)) return;
