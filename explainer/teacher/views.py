@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_POST
 from explainer.models import ModerationItem, Topic
 from explainer.selectors import classes as class_selectors
 from explainer.selectors import review as review_selectors
+from explainer.selectors.generation import page_url
 from explainer.selectors.usage import METRICS, usage_rows, usage_totals
 from explainer.services import classrooms as class_services
 from explainer.services import review as review_services
@@ -156,6 +158,8 @@ def page_detail(request, page_id):
         "versions": review_selectors.page_versions(page=page),
         "checks": page.checks.all()[:10],
         "moderation_items": page.moderation_items.all(),
+        # The page server shows a hidden page only to its teacher, who is signed in on this origin only.
+        "preview_url": page_url(page) if not (page.hidden and settings.PAGE_ORIGIN) else None,
     }
     return render(request, "teacher/page_detail.html", context)
 
