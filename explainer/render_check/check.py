@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import probe
-from .pool import BrowserGone, get_pool
+from .pool import BrowserGone, CheckTimedOut, get_pool
 from .report import RenderReport
 from .server import PageServer
 
@@ -58,8 +58,11 @@ def check_html(html: str, *, base_url: str | None = None, options: CheckOptions 
             lambda browser, images: _check(browser, images, html, url, route_page=server is None, options=options),
             timeout_s=options.total_timeout_s,
         )
-    except BrowserGone as exc:
+    except CheckTimedOut as exc:
         report = RenderReport(url=url)
+        report.add("ready", False, f"the page kept the browser busy: {exc}")
+    except BrowserGone as exc:
+        report = RenderReport(url=url, error=str(exc))
         report.add("ready", False, f"the render check could not run: {exc}")
     finally:
         if server:

@@ -23,7 +23,11 @@ T = TypeVar("T")
 
 
 class BrowserGone(RuntimeError):
-    """The browser could not be started, or the work ran past its time limit."""
+    """The browser could not be started or stopped answering: the check could not run."""
+
+
+class CheckTimedOut(RuntimeError):
+    """The work ran past its time limit and was cancelled (its context closed, the browser kept)."""
 
 
 class BrowserPool:
@@ -36,7 +40,7 @@ class BrowserPool:
         self._images: ImageTools | None = None
 
     def run(self, work: Callable[..., Awaitable[T]], *, timeout_s: float) -> T:
-        """Await `work(browser, images)` on the browser's loop; BrowserGone after `timeout_s`."""
+        """Await `work(browser, images)` on the browser's loop; CheckTimedOut after `timeout_s`."""
         loop = self._ensure_loop()
         future = asyncio.run_coroutine_threadsafe(self._call(work, timeout_s), loop)
         try:
@@ -74,7 +78,7 @@ class BrowserPool:
         try:
             return await asyncio.wait_for(work(self._browser, self._images), timeout_s)
         except TimeoutError:
-            raise BrowserGone(f"the check did not finish within {timeout_s:.0f} s") from None
+            raise CheckTimedOut(f"the check did not finish within {timeout_s:.0f} s") from None
 
     async def _start(self) -> None:
         from playwright.async_api import async_playwright

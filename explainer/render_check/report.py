@@ -31,6 +31,7 @@ class RenderReport:
     metrics: dict = field(default_factory=dict)
     screenshots: dict[str, bytes] = field(default_factory=dict)  # label ("0.5s", "2.0s", "390px") -> PNG
     thumbnail: bytes | None = None
+    error: str | None = None  # the check itself could not run (no browser): no verdict on the page
 
     @property
     def passed(self) -> bool:
@@ -64,6 +65,7 @@ class RenderReport:
             "metrics": self.metrics,
             "screenshots": {k: len(v) for k, v in self.screenshots.items()},
             "thumbnail_bytes": len(self.thumbnail or b""),
+            "error": self.error,
         }
         if images:
             data["screenshots"] = {k: _b64(v) for k, v in self.screenshots.items()}

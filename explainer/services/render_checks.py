@@ -1,0 +1,79 @@
+"""Render checks of stored pages: run one, keep its report and thumbnail, tell the learner."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from explainer.models import PageVersion, RenderCheck
+from explainer.render_check import check_html
+from explainer.render_check.report import RenderReport
+from explainer.services.streams import event_append
+
+log = logging.getLogger(__name__)
+
+# A delivery of the same task within this window is a duplicate (a redelivered message), not a re-check.
+DUPLICATE_WINDOW = timedelta(seconds=15)
+# A pending check older than this belongs to a worker that died.
+STALE_AFTER = timedelta(minutes=3)
+
+
+def render_check_run(*, page_id: int) -> RenderCheck:
+    """Check the page in Chromium and record the outcome; raises PageVersion.DoesNotExist."""
+    check, ours = _render_check_start(page_id=page_id)
+    if not ours:
+        return check  # a duplicate delivery: another run owns this check or just finished it
+    report = check_html(check.page.html)
+    return render_check_record(check=check, report=report)
+
+
+def _render_check_start(*, page_id: int) -> tuple[RenderCheck, bool]:
+    """A new pending check, or (when this delivery is a duplicate) the recent one, and whether it is new."""
+    now = timezone.now()
+    with transaction.atomic():
+        page = PageVersion.objects.select_for_update().get(pk=page_id)
+        page.checks.filter(status=RenderCheck.Status.PENDING, created_at__lt=now - STALE_AFTER).update(
+            status=RenderCheck.Status.ERROR, finished_at=now, report={"error": "the worker running it stopped"}
+        )
+        recent = (
+            page.checks.filter(created_at__gte=now - DUPLICATE_WINDOW)
+            .exclude(status=RenderCheck.Status.ERROR)  # a retry after an error is a new attempt
+            .order_by("-created_at")
+            .first()
+        )
+        if recent is not None:
+            return recent, False
+        return RenderCheck.objects.create(page=page, status=RenderCheck.Status.PENDING), True
+
+
+def render_check_record(*, check: RenderCheck, report: RenderReport) -> RenderCheck:
+    """Store a finished report on its check row and send the `qa` event to the page's generation."""
+    if report.error:
+        check.status = RenderCheck.Status.ERROR
+    else:
+        check.status = RenderCheck.Status.PASSED if report.passed else RenderCheck.Status.FAILED
+    check.report = report.as_dict()
+    check.thumbnail = report.thumbnail
+    check.finished_at = timezone.now()
+    with transaction.atomic():
+        check.save(update_fields=["status", "report", "thumbnail", "finished_at"])
+        transaction.on_commit(lambda: _announce(check, report))
+    return check
+
+
+def _announce(check: RenderCheck, report: RenderReport) -> None:
+    page = check.page
+    try:
+        event_append(
+            generation_id=page.generation_id, type="qa", page=page.pk, version=page.version,
+            check=check.pk, status=check.status, passed=check.status == RenderCheck.Status.PASSED,
+            summary=report.summary() if not report.error else f"the check could not run: {report.error}",
+            checks=[{"name": name, **result.as_dict()} for name, result in report.checks.items()],
+            thumbnail_url=reverse("page_thumbnail", args=[page.pk]) if report.thumbnail else None,
+        )
+    except Exception:  # noqa: BLE001 - the stored check stands even when Redis is away
+        log.exception("could not send the qa event for page %s", page.pk)
