@@ -72,6 +72,7 @@ class CloverConfig(PreTrainedConfig):
     trained_block_sizes: list[int] | None = None
 
     def __post_init__(self, **kwargs):
+        kwargs.pop("model_type", None)  # a Qwen3.5 config loaded as Clover becomes a Clover config
         kwargs.setdefault("partial_rotary_factor", 0.25)  # Qwen3.5's default: rotate a quarter of head_dim
         if self.layer_types is None:
             interval = kwargs.pop("full_attention_interval", 4)
