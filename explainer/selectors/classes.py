@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from datetime import timedelta
 
-from explainer.models import Classroom, Learner, ModerationItem, PageVersion, Topic
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from explainer.models import Classroom, Learner, ModerationItem, PageVersion, RenderCheck, Topic
 
 
 def classrooms_for(*, user) -> QuerySet[Classroom]:
@@ -64,4 +67,22 @@ def topic_suggestions_for(*, learner: Learner | None) -> list[dict]:
     return [
         {"id": t.id, "title": t.title, "questions": list(t.seed_questions)}
         for t in Topic.objects.filter(classroom_id=learner.classroom_id)
+    ]
+
+
+def panel_summary(*, user) -> list[dict]:
+    """Per class the user manages: learners, pages today, items waiting for review, failed checks today."""
+    since = timezone.now() - timedelta(days=1)
+    return [
+        {
+            "classroom": c,
+            "learners": c.learner_count,
+            "pending": c.pending_count,
+            "pages_today": PageVersion.objects.filter(thread__classroom=c, created_at__gte=since).count(),
+            "failed_checks_today": RenderCheck.objects.filter(
+                page__thread__classroom=c, created_at__gte=since,
+                status__in=[RenderCheck.Status.FAILED, RenderCheck.Status.ERROR],
+            ).count(),
+        }
+        for c in classrooms_for(user=user).order_by("name")
     ]

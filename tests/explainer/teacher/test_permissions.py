@@ -64,3 +64,19 @@ def test_a_learner_can_view_only_visible_pages_of_their_own_class(classroom, oth
     assert not learner_can_view_page(learner=None, page=page)
     page.hidden = True
     assert not learner_can_view_page(learner=learner, page=page)
+
+
+def test_the_admin_dashboard_summarises_each_class_and_its_waiting_items(
+    client, classroom, learner, make_page, django_user_model
+):
+    from explainer.services.moderation import question_check
+
+    admin = django_user_model.objects.create_superuser(username="root", password="pw-root-123")
+    make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.FAILED)
+    question_check(classroom=classroom, learner=learner, question="Can a magnet stop a gun?")
+    client.force_login(admin)
+    response = client.get("/admin/")
+    summary = {row["classroom"].pk: row for row in response.context["summary"]}
+    assert {k: summary[classroom.pk][k] for k in ("learners", "pages_today", "failed_checks_today", "pending")} == {
+        "learners": 1, "pages_today": 1, "failed_checks_today": 1, "pending": 1}
+    assert reverse("teacher:moderation", args=[classroom.pk]) in response.content.decode()
