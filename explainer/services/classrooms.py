@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from explainer.models import Classroom, Learner, Topic
+from explainer.models import Classroom, Learner, Thread, Topic
 from explainer.models.classroom import JOIN_CODE_ALPHABET, new_join_code
 
 SUPPORTED_LANGUAGES = ("en", "zh")
@@ -109,6 +109,11 @@ def learner_join(*, join_code: str, display_name: str, current_learner_id: int |
             return Learner.objects.create(classroom=classroom, display_name=display_name)
     except IntegrityError:
         raise ValidationError("Someone in this class already uses that name; pick another.", code="display_name") from None
+
+
+def session_threads_move(*, old_key: str, new_key: str) -> int:
+    """Threads started under one browser session belong to its successor (after joining a class)."""
+    return Thread.objects.filter(session_key=old_key).update(session_key=new_key)
 
 
 def learner_rename(*, learner: Learner, display_name: str) -> Learner:

@@ -5,14 +5,23 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
-from explainer.services.classrooms import learner_join
+from explainer.services.classrooms import learner_join, session_threads_move
 from explainer.teacher.forms import JoinForm
 
 # The learner UI and its consumer read these session keys.
 SESSION_LEARNER = "learner_id"
 SESSION_CLASSROOM = "classroom_id"
+
+
+def safe_next(request, default: str) -> str:
+    """The `next` address when it stays on this site, else the default."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, require_https=request.is_secure()):
+        return target
+    return default
 
 
 def join(request):
@@ -29,10 +38,14 @@ def join(request):
             field = exc.code if exc.code in form.fields else None
             form.add_error(field, " ".join(exc.messages))
         else:
-            request.session.cycle_key()  # a new identity gets a new session id
+            # A new identity gets a new session id (no fixation); questions asked before joining come along.
+            old_key = request.session.session_key
+            request.session.cycle_key()
+            if old_key:
+                session_threads_move(old_key=old_key, new_key=request.session.session_key)
             request.session[SESSION_LEARNER] = learner.pk
             request.session[SESSION_CLASSROOM] = learner.classroom_id
-            return redirect(request.POST.get("next") or "/")
+            return redirect(safe_next(request, "/"))
     return render(request, "teacher/join.html", {"form": form, "current": current})
 
 

@@ -22,6 +22,7 @@ from explainer.services import classrooms as class_services
 from explainer.services import review as review_services
 from explainer.services.moderation import moderation_item_decide
 from explainer.teacher.forms import ClassroomCreateForm, ClassroomSettingsForm, TopicForm
+from explainer.teacher.join import safe_next
 
 
 def _classroom(request, classroom_id):
@@ -181,7 +182,7 @@ def page_action(request, page_id, action):
         raise Http404("No such action")
     PAGE_ACTIONS[action](page)
     messages.success(request, {"recheck": "Render check queued."}.get(action, f"Page {action}{'d' if action.endswith('e') else 'n'}."))
-    return redirect(request.POST.get("next") or reverse("teacher:page", args=[page.pk]))
+    return redirect(safe_next(request, reverse("teacher:page", args=[page.pk])))
 
 
 @login_required

@@ -63,3 +63,25 @@ def test_a_joined_learner_gets_their_class_topics_as_suggestions(client, classro
 
 def test_a_visitor_who_has_not_joined_gets_no_suggestions(client, classroom):
     assert client.get(reverse("join-suggestions")).json() == {"learner": None, "classroom": None, "topics": []}
+
+
+def test_questions_asked_before_joining_stay_with_the_browser(client, classroom):
+    from explainer.models import Thread
+
+    client.get(reverse("join"))
+    client.session.save()
+    session = client.session
+    session["seen"] = True
+    session.save()
+    before = session.session_key
+    thread = Thread.objects.create(session_key=before)
+    join(client, classroom.join_code, "Mia")
+    thread.refresh_from_db()
+    assert client.session.session_key != before
+    assert thread.session_key == client.session.session_key
+
+
+def test_joining_never_redirects_off_the_site(client, classroom):
+    response = client.post(reverse("join"), {"join_code": classroom.join_code, "display_name": "Mia",
+                                             "next": "https://evil.example.org/"})
+    assert response["Location"] == "/"
