@@ -123,6 +123,21 @@ export function start(options = {}) {
   window.addEventListener("resize", resize);
   resize();
 
+  // Centre the scene in the space the cards leave free: shift the view up by half the dock's height
+  // (less the top cards on phones, where they span the width). Snapped to 24 px so it does not jitter.
+  function reframe() {
+    const width = window.innerWidth;
+    const height = window.innerHeight;
+    const dock = ui.dock.getBoundingClientRect();
+    const top = ui.top.getBoundingClientRect();
+    const covered = (dock.height ? height - dock.top : 0) - (ui.heading.offsetWidth > width * 0.6 ? top.bottom : 0);
+    const shift = Math.max(0, Math.round(covered / 2 / 24) * 24);
+    camera.setViewOffset(width, height, 0, shift, width, height);
+    invalidate();
+  }
+  new ResizeObserver(reframe).observe(ui.dock);
+  window.addEventListener("resize", reframe);
+
   // Callbacks from the page run guarded: one failure is reported once and that callback is dropped.
   function guarded(fn, list) {
     const wrapper = (...args) => {
@@ -147,10 +162,15 @@ export function start(options = {}) {
     const obj = new CSS2DObject(node);
     let lift = offset ? new THREE.Vector3(...offset) : null;
     if (!lift) {
+      // Just above the top of the object's bounds, over their centre (a group's origin may be elsewhere).
       object.updateWorldMatrix(true, true);
       const box = new THREE.Box3().setFromObject(object);
-      const centre = object.getWorldPosition(new THREE.Vector3());
-      lift = new THREE.Vector3(0, box.isEmpty() ? 0.5 : box.max.y - centre.y + 0.25, 0);
+      const origin = object.getWorldPosition(new THREE.Vector3());
+      if (box.isEmpty()) lift = new THREE.Vector3(0, 0.5, 0);
+      else {
+        const centre = box.getCenter(new THREE.Vector3());
+        lift = new THREE.Vector3(centre.x - origin.x, box.max.y - origin.y + 0.25, centre.z - origin.z);
+      }
     }
     scene.add(obj);
     tracked.push({ object, label: obj, offset: lift });

@@ -45,10 +45,32 @@ export function shapes(scene) {
     group: (o = {}) => place(new THREE.Group(), o, scene),
 
     line(points, o = {}) {
-      const geometry = new THREE.BufferGeometry().setFromPoints(points.map((p) => new THREE.Vector3(...p)));
-      const line = new THREE.Line(geometry, lineMaterial(o));
-      if (o.dashed) line.computeLineDistances();
+      const line = new THREE.Line(new THREE.BufferGeometry(), lineMaterial(o));
+      line.set = (next) => {
+        line.geometry.dispose();
+        line.geometry = new THREE.BufferGeometry().setFromPoints(next.map((p) => new THREE.Vector3(...p)));
+        if (o.dashed) line.computeLineDistances();
+        return line;
+      };
+      line.set(points);
       return place(line, o, scene);
+    },
+
+    // A cylinder between two points (bonds, strings, axles); move it with rod.set(from, to).
+    rod(o = {}) {
+      const rod = new THREE.Mesh(new THREE.CylinderGeometry(1, 1, 1, o.segments ?? 16), material(o));
+      const r = o.radius ?? 0.05;
+      rod.set = (from, to) => {
+        const a = new THREE.Vector3(...from);
+        const d = new THREE.Vector3(...to).sub(a);
+        rod.position.copy(a).addScaledVector(d, 0.5);
+        rod.quaternion.setFromUnitVectors(UP, d.clone().normalize());
+        rod.scale.set(r, Math.max(d.length(), 1e-6), r);
+        return rod;
+      };
+      rod.set(o.from ?? [0, 0, 0], o.to ?? [0, 1, 0]);
+      const { at, ...rest } = o; // position comes from `from` and `to`
+      return place(rod, rest, scene);
     },
 
     // A flat ring of line in the XZ plane (orbits, paths); tilt it with `rotation`.

@@ -1,0 +1,110 @@
+"""Every exemplar page works in real Chromium: ready without errors, parts open, controls change the scene."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from model_worker.corpus import load_pages
+
+pytestmark = pytest.mark.browser
+
+PAGES = load_pages()
+
+
+def settle(page, timeout_s: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        state = page.evaluate("document.documentElement.dataset.kitState")
+        if state != "loading":
+            return state
+        page.wait_for_timeout(50)
+    return "loading"
+
+
+def open_exemplar(browser, kit_server, slug, **context_options):
+    context = browser.new_context(**context_options)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+    page.on("request", lambda r: r.url.startswith(kit_server.url) or r.url.startswith("data:")
+            or problems.append(f"request to another host: {r.url}"))
+    page.goto(f"{kit_server.url}/corpus/{slug}.html")
+    state = settle(page)
+    return context, page, problems, state
+
+
+def canvas_png(page) -> bytes:
+    page.wait_for_timeout(150)
+    return page.locator("canvas").screenshot()
+
+
+def move_first_control(page) -> None:
+    """Drag the first range input (the timeline when there is one) from where it is to far along."""
+    box = page.evaluate(
+        "(() => { const r = __kit.sliders[0].getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height}; })()"
+    )
+    ratio = page.evaluate("(() => { const s = __kit.sliders[0]; return (s.value - s.min) / (s.max - s.min); })()")
+    target = 0.2 if ratio > 0.5 else 0.8
+    page.mouse.click(box["x"] + box["w"] * target, box["y"] + box["h"] / 2)
+
+
+def test_the_corpus_has_pages_in_both_languages():
+    assert {p.lang for p in PAGES} == {"en", "zh"}
+
+
+@pytest.mark.parametrize("slug", [p.slug for p in PAGES])
+def test_an_exemplar_is_ready_clickable_and_responds_to_its_controls(browser, kit_server, slug):
+    # Reduced motion keeps the scene still, so a change in pixels comes from the control alone.
+    context, page, problems, state = open_exemplar(
+        browser, kit_server, slug, viewport={"width": 1000, "height": 700}, reduced_motion="reduce"
+    )
+    try:
+        assert state == "ready", page.evaluate("__kit.errors")
+        parts = page.evaluate("__kit.parts")
+        assert parts, "an exemplar needs at least one clickable part"
+        clicked = None
+        for title in parts:
+            point = page.evaluate(f"__kit.pointFor({title!r})")
+            if point:
+                page.mouse.click(point["x"], point["y"])
+                clicked = title
+                break
+        assert clicked, "no part can be clicked in the first view"
+        assert page.evaluate("__kit.openPart") == clicked
+        page.keyboard.press("Escape")
+
+        assert page.evaluate("__kit.sliders.length") >= 1, "an exemplar needs a timeline or a slider"
+        before = canvas_png(page)
+        frames = page.evaluate("__kit.frames")
+        move_first_control(page)
+        assert canvas_png(page) != before, "moving the control did not change the scene"
+        assert page.evaluate("__kit.frames") > frames
+        assert problems == []
+        assert page.evaluate("__kit.state") == "ready"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("slug", [p.slug for p in PAGES])
+def test_an_exemplar_fits_a_390px_phone(browser, kit_server, slug):
+    context, page, problems, state = open_exemplar(
+        browser, kit_server, slug, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    try:
+        assert state == "ready"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        overlap = page.evaluate(
+            """(() => {
+              const top = document.querySelector('.kit-top').getBoundingClientRect();
+              const dock = document.querySelector('.kit-dock').getBoundingClientRect();
+              return {free: dock.top - top.bottom, height: innerHeight};
+            })()"""
+        )
+        # The cards leave at least a third of the screen for the 3D scene.
+        assert overlap["free"] >= overlap["height"] / 3, overlap
+        assert problems == []
+    finally:
+        context.close()
