@@ -15,3 +15,10 @@ def plain_page() -> str:
 def kit_page() -> str:
     """A small kit page: two parts and a timeline."""
     return (HERE / "kit.html").read_text(encoding="utf-8")
+
+
+def break_plain_page(find: str, replace: str) -> str:
+    """The plain page with one piece of it replaced."""
+    html = plain_page()
+    assert find in html, find
+    return html.replace(find, replace, 1)
