@@ -174,6 +174,15 @@ PAGE_ACTIONS = {
 }
 
 
+PAGE_ACTION_MESSAGES = {
+    "hide": "Hidden: learners no longer see this page, open views included.",
+    "show": "Learners can see this page again.",
+    "feature": "Featured: the same question in this class is answered with this page at once.",
+    "unfeature": "No longer featured.",
+    "recheck": "Render check queued.",
+}
+
+
 @login_required
 @require_POST
 def page_action(request, page_id, action):
@@ -181,7 +190,7 @@ def page_action(request, page_id, action):
     if action not in PAGE_ACTIONS:
         raise Http404("No such action")
     PAGE_ACTIONS[action](page)
-    messages.success(request, {"recheck": "Render check queued."}.get(action, f"Page {action}{'d' if action.endswith('e') else 'n'}."))
+    messages.success(request, PAGE_ACTION_MESSAGES[action])
     return redirect(safe_next(request, reverse("teacher:page", args=[page.pk])))
 
 

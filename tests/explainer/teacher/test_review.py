@@ -145,3 +145,14 @@ def test_asking_a_featured_question_answers_from_the_library_without_generating(
     assert generation.status == Generation.Status.DONE
     assert generation.page.html == "<h1>The teacher's favourite</h1>"
     assert "model_worker.generate_page" not in sent
+
+
+def test_hiding_from_the_gallery_says_so_and_returns_to_the_gallery(signed_in, classroom, make_page):
+    page = make_page(classroom=classroom)
+    gallery_url = reverse("teacher:review", args=[classroom.pk]) + "?check=none"
+    response = signed_in.post(reverse("teacher:page-action", args=[page.pk, "hide"]), {"next": gallery_url},
+                              follow=True)
+    assert response.redirect_chain[-1][0] == gallery_url
+    assert "learners no longer see this page" in response.content.decode()
+    page.refresh_from_db()
+    assert page.hidden
