@@ -134,3 +134,16 @@ def test_a_finished_generation_with_a_blocked_word_leaves_a_hidden_page_in_the_q
     page = thread.pages.get()
     assert page.hidden
     assert ModerationItem.objects.get(page=page).status == ModerationItem.Status.PENDING
+
+
+def test_the_queue_shows_waiting_items_with_their_decisions_and_blocked_questions_below(
+    client, classroom, learner, teacher
+):
+    check(classroom, learner, "Can a magnet stop a gun?")
+    check(classroom, learner, "show me porn")
+    client.force_login(teacher)
+    response = client.get(reverse("teacher:moderation", args=[classroom.pk]))
+    assert [i.text for i in response.context["pending"]] == ["Can a magnet stop a gun?"]
+    assert [i.text for i in response.context["recent"]] == ["show me porn"]
+    body = response.content.decode()
+    assert 'value="approve"' in body and "Mia" in body

@@ -80,3 +80,12 @@ def test_the_admin_dashboard_summarises_each_class_and_its_waiting_items(
     assert {k: summary[classroom.pk][k] for k in ("learners", "pages_today", "failed_checks_today", "pending")} == {
         "learners": 1, "pages_today": 1, "failed_checks_today": 1, "pending": 1}
     assert reverse("teacher:moderation", args=[classroom.pk]) in response.content.decode()
+
+
+def test_a_teacher_opens_every_screen_of_their_own_class(client, classroom, learner, teacher, make_page):
+    page = make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.PASSED)
+    client.force_login(teacher)
+    for url in [*class_urls(classroom), reverse("teacher:page", args=[page.pk])]:
+        assert client.get(url).status_code == 200, url
+    body = client.get(reverse("teacher:class", args=[classroom.pk])).content.decode()
+    assert classroom.join_code in body and "Magnetism" in body and learner.display_name in body
