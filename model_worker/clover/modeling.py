@@ -16,7 +16,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import PreTrainedModel, initialization as init
+from transformers import PreTrainedModel
+from transformers import initialization as init
 from transformers.modeling_outputs import CausalLMOutput
 from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
     Qwen3_5MoeExperts,
@@ -222,6 +223,29 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
 
     # ---- training objective ------------------------------------------------------------------
 
+    def mask_blocks(
+        self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """Bool (N, L): per block a rate t ~ U(0, 1] of its maskable positions, at least one where it has any.
+
+        Padding and the first position (nothing precedes it to predict it from) are never masked.
+        """
+        n, length = input_ids.shape
+        maskable = maskable.bool() & (input_ids != self.config.pad_token_id)
+        maskable[:, 0] = False
+        pad = -length % block_size
+        maskable = F.pad(maskable, (0, pad), value=False)
+        nb = (length + pad) // block_size
+        where = generator.device if generator is not None else input_ids.device
+        rate = 1.0 - torch.rand(n, nb, generator=generator, device=where).to(input_ids.device)
+        u = torch.rand(n, length + pad, generator=generator, device=where).to(input_ids.device)
+        masked = maskable & (u < rate.repeat_interleave(block_size, 1))
+        need = maskable.view(n, nb, block_size).any(-1) & ~masked.view(n, nb, block_size).any(-1)
+        first = torch.where(maskable, u, 2.0).view(n, nb, block_size).argmin(-1)
+        masked = masked | (F.one_hot(first, block_size).bool() & need[..., None]).view(n, -1)
+        return masked[:, :length]
+
     def block_diffusion_loss(
         self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
         generator: torch.Generator | None = None,
@@ -232,31 +256,21 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         one). The clean stream runs once; each noisy block attends to clean history and itself.
         """
         cfg = self.config
-        ids, maskable = input_ids, maskable.bool() & (input_ids != cfg.pad_token_id)
-        n, length = ids.shape
+        ids, masked = input_ids, self.mask_blocks(input_ids, block_size=block_size, maskable=maskable,
+                                                  generator=generator)
+        length = ids.shape[1]
         pad = -length % block_size
         if pad:
             ids = F.pad(ids, (0, pad), value=cfg.pad_token_id)
-            maskable = F.pad(maskable, (0, pad), value=False)
+            masked = F.pad(masked, (0, pad), value=False)
             length += pad
-        maskable = maskable.clone()
-        maskable[:, 0] = False  # nothing precedes the first token, so nothing can predict it
-        nb = length // block_size
         dev = ids.device
-        rate = 1.0 - torch.rand(n, nb, generator=generator, device=generator.device if generator else dev).to(dev)
-        u = torch.rand(n, length, generator=generator, device=generator.device if generator else dev).to(dev)
-        masked = maskable & (u < rate.repeat_interleave(block_size, 1))
-        by_block = masked.view(n, nb, block_size)
-        need = maskable.view(n, nb, block_size).any(-1) & ~by_block.any(-1)
-        first = torch.where(maskable, u, 2.0).view(n, nb, block_size).argmin(-1)
-        masked = masked | (F.one_hot(first, block_size).bool() & need[..., None]).view(n, length)
-        noisy = torch.where(masked, cfg.mask_token_id, ids)
 
-        hc = self.model.embed_tokens(ids)
         if block_size == 1:  # every prediction comes from the clean stream: plain next-token loss
             hc, hn = self.model(ids, 1), None
         else:
-            hn = self.model.embed_tokens(noisy)
+            hc = self.model.embed_tokens(ids)
+            hn = self.model.embed_tokens(torch.where(masked, cfg.mask_token_id, ids))
             cos, sin = self.model.rope(torch.arange(length, device=dev)[None], hc.dtype)
             clean_mask, noisy_mask = _block_causal(length, block_size, dev)
             tables = (cos, sin, clean_mask, noisy_mask)

@@ -85,7 +85,7 @@ def generate(
     stopped: list[str | None] = [None] * n
     finish = [0.0] * n
     first_block = [0.0] * n
-    pending = False  # the previous block is finished but not yet in the caches
+    prev, pending = cur, False  # the previous block: finished, not yet in the caches
     arange = torch.arange(bs, device=device)
     block_no = 0
     eos = torch.tensor(eos_ids or [-1], device=device)

@@ -1,0 +1,150 @@
+"""Clover's layers: exact GDN blocks, block-causal visibility, cache equals recompute, the training loss."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from model_worker.clover import CloverConfig, CloverForBlockDiffusion
+from model_worker.clover.delta_rule import gated_delta_blocks, torch_recurrent_gated_delta_rule
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    # Tiny tensors: thread hand-offs would cost more than the arithmetic on a shared machine.
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def tiny_model(seed: int = 0, **overrides) -> CloverForBlockDiffusion:
+    """A tiny model whose Clover paths are switched on (random gates), so they are exercised."""
+    torch.manual_seed(seed)
+    model = CloverForBlockDiffusion(CloverConfig.preset("tiny", **overrides)).eval()
+    with torch.no_grad():
+        for layer in model.model.layers:
+            if layer.layer_type == "linear_attention":
+                layer.linear_attn.joint_gate.normal_(0, 0.5)
+                layer.linear_attn.conv_right.normal_(0, 0.3)
+                layer.linear_attn.memory_bias.normal_(0, 0.5)
+    return model
+
+
+@pytest.mark.parametrize("block_size", [1, 3, 8])
+def test_gdn_over_blocks_equals_the_token_by_token_recurrence(block_size):
+    g = torch.Generator().manual_seed(0)
+    n, t, h, dk, dv = 2, 24, 2, 8, 6
+    q, k = torch.randn(n, t, h, dk, generator=g), torch.randn(n, t, h, dk, generator=g)
+    v = torch.randn(n, t, h, dv, generator=g)
+    decay = -torch.rand(n, t, h, generator=g)
+    beta = torch.rand(n, t, h, generator=g)
+    state = torch.randn(n, h, dk, dv, generator=g)
+
+    out, memory, states = gated_delta_blocks(q, k, v, decay, beta, block_size=block_size, initial_state=state)
+    ref, final = torch_recurrent_gated_delta_rule(q, k, v, decay, beta, initial_state=state,
+                                                  output_final_state=True, use_qk_l2norm_in_kernel=True)
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(states[:, -1], final, atol=1e-5, rtol=1e-5)
+    # The state at a block start is the recurrence run up to that point; memory reads it.
+    mid = t // block_size // 2 * block_size
+    _, before = torch_recurrent_gated_delta_rule(q[:, :mid], k[:, :mid], v[:, :mid], decay[:, :mid],
+                                                 beta[:, :mid], initial_state=state, output_final_state=True,
+                                                 use_qk_l2norm_in_kernel=True)
+    torch.testing.assert_close(states[:, mid // block_size], before, atol=1e-5, rtol=1e-5)
+    qn = F.normalize(q[:, mid], dim=-1, eps=1e-6) * dk**-0.5
+    torch.testing.assert_close(memory[:, mid], torch.einsum("nhk,nhkv->nhv", qn, before), atol=1e-5, rtol=1e-4)
+
+
+def test_changing_a_later_block_leaves_earlier_logits_unchanged_but_a_block_sees_itself_whole():
+    model = tiny_model()
+    ids = torch.randint(4, 64, (1, 16), generator=torch.Generator().manual_seed(1))
+    later = ids.clone()
+    later[0, 12:] = torch.randint(4, 64, (4,), generator=torch.Generator().manual_seed(2))
+    same_block = ids.clone()
+    same_block[0, 11] = (ids[0, 11] + 1 - 4) % 60 + 4
+    with torch.no_grad():
+        base = model(ids, block_size=4).logits
+        after_later = model(later, block_size=4).logits
+        after_same = model(same_block, block_size=4).logits
+    torch.testing.assert_close(after_later[0, :12], base[0, :12], atol=0, rtol=0)
+    assert not torch.allclose(after_same[0, 8], base[0, 8])  # bidirectional inside the block
+    torch.testing.assert_close(after_same[0, :8], base[0, :8], atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("prompt_len", [8, 11])
+def test_cached_block_logits_equal_an_uncached_recompute(prompt_len):
+    model, bs = tiny_model(), 4
+    ids = torch.randint(4, 64, (1, 24), generator=torch.Generator().manual_seed(3))
+    hist = prompt_len // bs * bs
+    with torch.no_grad():
+        cache = model.new_cache(1, 64)
+        head = model.prefill(ids[:, :hist], cache, block_size=bs)
+        block = ids[:, hist : hist + bs]
+        step = model.decode(block, cache, block_size=bs)
+        # Fold the block into the cache together with the next one, as the sampler does.
+        nxt = ids[:, hist + bs : hist + 2 * bs]
+        fused = model.decode(torch.cat([block, nxt], 1), cache, block_size=bs, commit=1)
+        after = model.decode(nxt, cache, block_size=bs)
+        full = model(ids[:, : hist + 2 * bs], block_size=bs).logits
+    torch.testing.assert_close(head, full[:, hist - 1], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(step, full[:, hist : hist + bs], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(fused, full[:, hist : hist + 2 * bs], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(after, full[:, hist + bs : hist + 2 * bs], atol=1e-5, rtol=1e-5)
+    assert cache.lengths == [hist + bs]
+
+
+def test_the_training_loss_scores_a_noisy_block_exactly_as_inference_sees_it():
+    model, bs, n, length = tiny_model(), 4, 2, 16
+    ids = torch.randint(4, 64, (n, length), generator=torch.Generator().manual_seed(4))
+    maskable = torch.zeros(n, length, dtype=torch.bool)
+    maskable[:, 12:] = True  # only the last block can be noised: history stays clean
+    loss = model.block_diffusion_loss(ids, block_size=bs, maskable=maskable,
+                                      generator=torch.Generator().manual_seed(5))
+
+    g = torch.Generator().manual_seed(5)  # replay the draws the loss made
+    rate = 1.0 - torch.rand(n, length // bs, generator=g)
+    u = torch.rand(n, length, generator=g)
+    masked = maskable & (u < rate.repeat_interleave(bs, 1))
+    for r in range(n):
+        if not masked[r].any():
+            masked[r, 12 + int(u[r, 12:].argmin())] = True
+    noisy = torch.where(masked, model.config.mask_token_id, ids)
+    with torch.no_grad():
+        logits = model(noisy, block_size=bs).logits  # f(clean history, noisy block)
+        clean = model(ids, block_size=bs).logits
+    source = torch.cat([clean[:, 11:12], logits[:, 12:15]], 1)  # position p is read from p - 1
+    target = masked[:, 12:]
+    expected = F.cross_entropy(source[target], ids[:, 12:][target])
+    torch.testing.assert_close(loss.detach(), expected, atol=1e-5, rtol=1e-5)
+
+
+def test_the_loss_masks_at_least_one_position_per_block_never_padding_and_trains_the_new_paths():
+    model = tiny_model()
+    model.train()
+    ids = torch.randint(4, 64, (3, 20), generator=torch.Generator().manual_seed(6))
+    ids[2, 10:] = model.config.pad_token_id
+    maskable = torch.ones_like(ids, dtype=torch.bool)
+    masked = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(7))
+    assert not masked[2, 10:].any() and not masked[:, 0].any()
+    per_block = torch.nn.functional.pad(masked, (0, 4)).view(3, 3, 8).any(-1)
+    assert per_block[:2].all() and per_block[2, :2].all() and not per_block[2, 2]
+    a = model.block_diffusion_loss(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(7))
+    b = model.block_diffusion_loss(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(7))
+    assert torch.equal(a, b)
+    a.backward()
+    gdn = model.model.layers[0].linear_attn
+    for p in (gdn.joint_gate, gdn.conv_right, gdn.block_calibration, gdn.memory_bias):
+        assert p.grad is not None and p.grad.abs().sum() > 0
+
+    fresh = CloverForBlockDiffusion(CloverConfig.preset("tiny"))  # gates at zero still learn
+    fresh.block_diffusion_loss(ids, block_size=8, maskable=maskable).backward()
+    gdn = fresh.model.layers[0].linear_attn
+    assert gdn.joint_gate.grad.abs().sum() > 0 and gdn.conv_right.grad.abs().sum() > 0
+
+
+def test_an_all_padding_batch_gives_a_zero_loss_that_still_backpropagates():
+    model = tiny_model()
+    ids = torch.zeros(2, 8, dtype=torch.long)
+    loss = model.block_diffusion_loss(ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
+    loss.backward()
+    assert loss.item() == 0.0
