@@ -40,7 +40,8 @@ export function shapes(scene) {
     cylinder: (o = {}) =>
       mesh(new THREE.CylinderGeometry(o.radiusTop ?? o.radius ?? 0.5, o.radius ?? 0.5, o.height ?? 1, o.segments ?? 32), o, scene),
     cone: (o = {}) => mesh(new THREE.ConeGeometry(o.radius ?? 0.5, o.height ?? 1, o.segments ?? 32), o, scene),
-    torus: (o = {}) => mesh(new THREE.TorusGeometry(o.radius ?? 1, o.tube ?? 0.1, 16, o.segments ?? 96), o, scene),
+    torus: (o = {}) => mesh(new THREE.TorusGeometry(o.radius ?? 1, o.tube ?? 0.1, 16, o.segments ?? 96, o.arc ?? Math.PI * 2), o, scene),
+    capsule: (o = {}) => mesh(new THREE.CapsuleGeometry(o.radius ?? 0.5, o.length ?? 1, 8, o.segments ?? 24), o, scene),
     plane: (o = {}) => mesh(new THREE.PlaneGeometry(...(o.size ?? [10, 10])), { rotation: [-Math.PI / 2, 0, 0], ...o }, scene),
     group: (o = {}) => place(new THREE.Group(), o, scene),
 
