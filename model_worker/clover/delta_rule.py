@@ -21,7 +21,8 @@ __all__ = ["gated_delta_blocks", "torch_chunk_gated_delta_rule", "torch_recurren
 
 
 @functools.cache
-def _strict_upper(size: int, device: torch.device) -> torch.Tensor:
+def _strict_upper(size: int, device: torch.device, inference: bool) -> torch.Tensor:
+    # Keyed by inference mode: a tensor made under torch.inference_mode cannot enter autograd later.
     return torch.ones(size, size, dtype=torch.bool, device=device).triu(1)
 
 
@@ -63,7 +64,7 @@ def gated_delta_blocks(
     v_beta = v * beta.unsqueeze(-1)
 
     cum = decay.cumsum(-1)  # (N, H, nb, B): log of the decay from the block start to each position
-    pair = (cum.unsqueeze(-1) - cum.unsqueeze(-2)).masked_fill(_strict_upper(block_size, q.device), float("-inf")).exp()
+    pair = (cum.unsqueeze(-1) - cum.unsqueeze(-2)).masked_fill(_strict_upper(block_size, q.device, torch.is_inference_mode_enabled()), float("-inf")).exp()
     ut = (k_beta @ k.transpose(-1, -2)) * pair
     new_v = torch.linalg.solve_triangular(ut, v_beta, upper=False, unitriangular=True)
     k_cum = torch.linalg.solve_triangular(ut, k_beta * cum.exp().unsqueeze(-1), upper=False, unitriangular=True)

@@ -60,8 +60,13 @@ class CloverCache:
 
 
 @functools.cache
-def _block_causal(length: int, block_size: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """Masks for a stream of whole blocks: clean (L, L) and noisy-vs-[clean, noisy] (L, 2L)."""
+def _block_causal(
+    length: int, block_size: int, device: torch.device, inference: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masks for a stream of whole blocks: clean (L, L) and noisy-vs-[clean, noisy] (L, 2L).
+
+    Keyed by inference mode: a tensor made under torch.inference_mode cannot enter autograd later.
+    """
     blk = torch.arange(length, device=device) // block_size
     clean = blk[None, :] <= blk[:, None]
     noisy = torch.cat([blk[None, :] < blk[:, None], blk[None, :] == blk[:, None]], 1)
@@ -123,7 +128,7 @@ class CloverModel(CloverPreTrainedModel):
 
         Same fp32 arithmetic as Qwen3.5's rotary module (its three mrope sections coincide for text).
         """
-        key = (positions.device, dtype)
+        key = (positions.device, dtype, torch.is_inference_mode_enabled())
         if key not in self._rope:
             rope = self.config.rope_parameters
             dim = int(self.config.head_dim * rope.get("partial_rotary_factor", 1.0))
@@ -142,7 +147,7 @@ class CloverModel(CloverPreTrainedModel):
             raise ValueError(f"input of {length} tokens is not a whole number of blocks of {block_size}")
         h = self.embed_tokens(input_ids)
         cos, sin = self.rope(torch.arange(length, device=h.device)[None], h.dtype)
-        mask, _ = _block_causal(length, block_size, h.device)
+        mask, _ = _block_causal(length, block_size, h.device, torch.is_inference_mode_enabled())
         p = Pass(block_size, cos, sin, mask=mask)
         for layer in self.layers:
             h = layer(h, p, None)
@@ -272,7 +277,7 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
             hc = self.model.embed_tokens(ids)
             hn = self.model.embed_tokens(torch.where(masked, cfg.mask_token_id, ids))
             cos, sin = self.model.rope(torch.arange(length, device=dev)[None], hc.dtype)
-            clean_mask, noisy_mask = _block_causal(length, block_size, dev)
+            clean_mask, noisy_mask = _block_causal(length, block_size, dev, torch.is_inference_mode_enabled())
             tables = (cos, sin, clean_mask, noisy_mask)
             for layer in self.model.layers:
                 hc, hn = layer.forward_pair(hc, hn, block_size, tables)

@@ -20,7 +20,7 @@ def one_thread():
 def tiny_model(seed: int = 0, **overrides) -> CloverForBlockDiffusion:
     """A tiny model whose Clover paths are switched on (random gates), so they are exercised."""
     torch.manual_seed(seed)
-    model = CloverForBlockDiffusion(CloverConfig.preset("tiny", **overrides)).eval()
+    model = CloverForBlockDiffusion(CloverConfig.preset("tiny", **{"initializer_range": 0.2, **overrides})).eval()
     with torch.no_grad():
         for layer in model.model.layers:
             if layer.layer_type == "linear_attention":
@@ -148,3 +148,14 @@ def test_an_all_padding_batch_gives_a_zero_loss_that_still_backpropagates():
     loss = model.block_diffusion_loss(ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
     loss.backward()
     assert loss.item() == 0.0
+
+
+def test_training_still_works_after_decoding_in_inference_mode():
+    from model_worker.sampler import SamplerConfig, generate
+
+    model = tiny_model()
+    generate(model, [[5, 6, 7, 8, 9]], SamplerConfig(block_size=4, max_new_tokens=8))
+    ids = torch.randint(4, 64, (2, 16), generator=torch.Generator().manual_seed(8))
+    loss = model.block_diffusion_loss(ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
+    loss.backward()
+    assert model.lm_head.weight.grad is not None
