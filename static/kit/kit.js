@@ -160,28 +160,24 @@ export function start(options = {}) {
   function label(object, text, { offset, className } = {}) {
     const node = el("div", `kit-label ${className ?? ""}`.trim(), { text: tr(text) });
     const obj = new CSS2DObject(node);
-    let lift = offset ? new THREE.Vector3(...offset) : null;
-    if (!lift) {
-      // Just above the top of the object's bounds, over their centre (a group's origin may be elsewhere).
-      object.updateWorldMatrix(true, true);
-      const box = new THREE.Box3().setFromObject(object);
-      const origin = object.getWorldPosition(new THREE.Vector3());
-      if (box.isEmpty()) lift = new THREE.Vector3(0, 0.5, 0);
-      else {
-        const centre = box.getCenter(new THREE.Vector3());
-        lift = new THREE.Vector3(centre.x - origin.x, box.max.y - origin.y + 0.25, centre.z - origin.z);
-      }
-    }
     scene.add(obj);
-    tracked.push({ object, label: obj, offset: lift });
+    tracked.push({ object, label: obj, offset: offset ? new THREE.Vector3(...offset) : null });
     invalidate();
     return obj;
   }
 
+  const box = new THREE.Box3();
   function placeLabels() {
     for (const { object, label: obj, offset } of tracked) {
-      object.getWorldPosition(obj.position).add(offset);
       obj.visible = visibleInScene(object);
+      if (!offset) box.setFromObject(object);
+      if (offset || box.isEmpty()) {
+        object.getWorldPosition(obj.position).add(offset ?? new THREE.Vector3(0, 0.5, 0));
+      } else {
+        // Just above the object's current bounds, over their centre (a group's origin may be elsewhere).
+        box.getCenter(obj.position);
+        obj.position.y = box.max.y + 0.25;
+      }
     }
   }
 
@@ -342,6 +338,11 @@ export function start(options = {}) {
       show(v);
       call(v);
     });
+    input.set = (v) => {
+      input.value = String(v);
+      input.dispatchEvent(new Event("input"));
+      return input;
+    };
     controlsCard(ui.dock, w.controls).append(row);
     hooks.sliders.push(input);
     show(Number(input.value));
@@ -353,6 +354,11 @@ export function start(options = {}) {
     const { row, input } = toggleRow({ label: tr(name), value });
     const call = guarded(onChange);
     input.addEventListener("change", () => call(input.checked));
+    input.set = (on) => {
+      input.checked = Boolean(on);
+      input.dispatchEvent(new Event("change"));
+      return input;
+    };
     controlsCard(ui.dock, w.controls).append(row);
     call(input.checked);
     return input;
