@@ -17,6 +17,8 @@ import pytest
 import redis
 from django.conf import settings
 
+from explainer.settings.base import channel_layers
+
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 TEST_BACKEND = "tests.support.denoiser:DeterministicDenoiser"
@@ -70,9 +72,7 @@ def _use_redis(url: str) -> None:
     os.environ["REDIS_URL"] = url
     settings.REDIS_URL = url
     settings.CELERY_BROKER_URL = url
-    settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}
-    }
+    settings.CHANNEL_LAYERS = channel_layers(url)
 
 
 def pytest_configure(config):
@@ -90,6 +90,16 @@ def redis_db():
         client.delete(*keys)
     yield client
     client.close()
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    """Each test runs its own event loop; a channel layer bound to an earlier loop would refuse it."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
 
 
 def database_url() -> str:
@@ -155,7 +165,7 @@ def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory):
     try:
         children.start("gpu", [celery, "-A", "model_worker.celery_app", *common, "-Q", "gpu", "-c", "1",
                                "-n", "gpu@%h"], env, _celery_ready)
-        children.start("qa", [celery, "-A", "explainer", *common, "-Q", "qa", "-P", "solo", "-n", "qa@%h"],
+        children.start("qa", [celery, "-A", "explainer", *common, "-Q", "qa", "-c", "2", "-n", "qa@%h"],
                        env, _celery_ready)
         yield children
     finally:

@@ -57,9 +57,16 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.redis_url()
-CHANNEL_LAYERS = {
-    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}},
-}
+
+
+def channel_layers(redis_url: str) -> dict:
+    # redis-py 8 times socket reads out after 5 s by default, which cuts the channel layer's own
+    # blocking BZPOPMIN (also 5 s) short; allow longer so an idle socket is not torn down.
+    host = {"address": redis_url, "socket_timeout": 30}
+    return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host]}}}
+
+
+CHANNEL_LAYERS = channel_layers(REDIS_URL)
 
 # Celery: the Django side only enqueues gpu work by name and runs the qa queue.
 CELERY_BROKER_URL = REDIS_URL

@@ -1,0 +1,159 @@
+"""Ask over the websocket, a real GPU worker denoises the page into Redis, a real qa worker stores it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from channels.db import database_sync_to_async
+
+from explainer.models import Generation, PageVersion
+from model_worker import events
+from model_worker.backends.base import PageRequest
+from tests.support.denoiser import page_for
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.usefixtures("celery_workers")]
+
+TIMEOUT = 60
+
+
+async def receive_until(ws, types: set[str], seen: list[dict]) -> dict:
+    """Collect events until one of `types` arrives; returns it."""
+    while True:
+        event = await ws.receive_json_from(timeout=TIMEOUT)
+        seen.append(event)
+        if event["type"] in types:
+            return event
+
+
+async def receive_until_generation_ends(ws, seen: list[dict]) -> dict:
+    return await receive_until(ws, {"done", "error"}, seen)
+
+
+def assert_ids_increase_one_by_one(seen: list[dict], start: int = 1):
+    ids = [e["id"] for e in seen]
+    assert ids == list(range(start, start + len(ids))), ids
+
+
+@database_sync_to_async
+def generation_row(generation_id) -> Generation:
+    return Generation.objects.get(pk=generation_id)
+
+
+@database_sync_to_async
+def page_row(generation_id) -> PageVersion | None:
+    return PageVersion.objects.filter(generation_id=generation_id).first()
+
+
+async def test_a_question_streams_drafts_and_commits_then_the_page_is_stored(connect):
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "Why is the sky blue?"})
+    seen: list[dict] = []
+    done = await receive_until_generation_ends(ws, seen)
+
+    assert done["type"] == "done", done
+    assert_ids_increase_one_by_one(seen)
+    types = [e["type"] for e in seen]
+    assert types[0] == "queued"
+    assert {"draft", "commit", "stats"} <= set(types)
+    # Drafts show masked positions filling in: some draft of block 0 still has a mask.
+    assert any(e["type"] == "draft" and e["block"] == 0 and None in e["pieces"] for e in seen)
+    expected = page_for(PageRequest(question="Why is the sky blue?"))
+    assert "".join(e["text"] for e in seen if e["type"] == "commit") == expected
+    assert done["version"] == 1
+    assert done["stats"]["tokens"] > 0 and done["stats"]["tokens_per_s"] > 0
+    last_stats = [e for e in seen if e["type"] == "stats"][-1]
+    assert last_stats["tokens"] == done["stats"]["tokens"]
+
+    page = await page_row(done["generation"])
+    assert page.html == expected
+    assert done["page_url"].endswith(f"/{page.pk}/")
+    generation = await generation_row(done["generation"])
+    assert generation.status == Generation.Status.DONE
+
+
+async def test_a_follow_up_revises_the_previous_page_as_version_two(connect):
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "How do tides work?"})
+    first = await receive_until_generation_ends(ws, [])
+    assert first["type"] == "done", first
+    page_one = await page_row(first["generation"])
+
+    await ws.send_json_to({"type": "ask", "question": "Show it with two moons", "thread": first["thread"]})
+    seen: list[dict] = []
+    second = await receive_until_generation_ends(ws, seen)
+    assert second["type"] == "done", second
+    assert second["thread"] == first["thread"]
+    assert second["version"] == 2
+    assert_ids_increase_one_by_one(seen)  # a new generation counts from 1 again
+    page_two = await page_row(second["generation"])
+    # The test denoiser writes the length of the previous page it was given into the page.
+    assert re.search(r'name="previous-page-chars" content="(\d+)"', page_two.html)[1] == str(len(page_one.html))
+    assert (await generation_row(second["generation"])).kind == Generation.Kind.FOLLOW_UP
+
+
+async def test_resume_after_a_disconnect_replays_the_missed_events_exactly_once(connect, settings):
+    settings.ORPHAN_GRACE_S = 30  # the learner comes back within the grace period
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "[[slow]] What is a black hole?"})
+    before: list[dict] = []
+    await receive_until(ws, {"commit"}, before)
+    generation = before[0]["generation"]
+    await ws.disconnect()
+    await asyncio.sleep(0.5)  # events keep arriving while nobody listens
+
+    ws = await connect()
+    after = before[-1]["id"]
+    await ws.send_json_to({"type": "resume", "generation": generation, "after": after})
+    rest: list[dict] = []
+    done = await receive_until_generation_ends(ws, rest)
+    assert done["type"] == "done", done
+    assert_ids_increase_one_by_one(before + rest)
+    commits = [e["text"] for e in before + rest if e["type"] == "commit"]
+    assert "".join(commits) == page_for(PageRequest(question="[[slow]] What is a black hole?"))
+
+
+async def test_cancel_stops_the_generation_within_one_block(connect, redis_db):
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "[[slow]] Why do stars twinkle?"})
+    seen: list[dict] = []
+    await receive_until(ws, {"commit"}, seen)
+    generation = seen[0]["generation"]
+    await ws.send_json_to({"type": "cancel", "generation": generation})
+    cancel_sent_after = seen[-1]["id"]
+    end = await receive_until_generation_ends(ws, seen)
+
+    assert (end["type"], end["code"]) == ("error", "cancelled")
+    late_commits = [e for e in seen if e["type"] == "commit" and e["id"] > cancel_sent_after]
+    assert len(late_commits) <= 1
+    assert (await generation_row(generation)).status == Generation.Status.CANCELLED
+    assert await page_row(generation) is None
+
+
+async def test_when_the_last_viewer_leaves_the_generation_stops(connect, redis_db):
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "[[slow]] How do volcanoes erupt?"})
+    seen: list[dict] = []
+    await receive_until(ws, {"commit"}, seen)
+    generation = seen[0]["generation"]
+    await ws.disconnect()  # the grace period is 0 in tests
+
+    for _ in range(100):
+        row = await generation_row(generation)
+        if row.is_finished:
+            break
+        await asyncio.sleep(0.1)
+    assert row.status == Generation.Status.CANCELLED
+    commits = [e for e in events.decode(events.since(redis_db, generation)) if e["type"] == "commit"]
+    assert len(commits) <= len([e for e in seen if e["type"] == "commit"]) + 1
+
+
+async def test_a_backend_failure_reaches_the_learner_as_an_error(connect):
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "[[fail]] What is friction?"})
+    end = await receive_until_generation_ends(ws, [])
+    assert (end["type"], end["code"]) == ("error", "generation_failed")
+    assert "asked to fail" in end["message"]
+    row = await generation_row(end["generation"])
+    assert (row.status, row.error_code) == (Generation.Status.FAILED, "generation_failed")
