@@ -11,7 +11,6 @@ from explainer.services.generation import generation_finish
 
 @shared_task(
     name="explainer.finish_generation",
-    queue="qa",
     acks_late=True,
     autoretry_for=(redis.ConnectionError, OperationalError),  # Redis away, database locked
     max_retries=3,

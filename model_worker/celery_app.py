@@ -8,7 +8,8 @@ from celery import Celery
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
-app = Celery("model_worker", broker=REDIS_URL, include=["model_worker.tasks"])
+# No fix-ups: Celery's Django fix-up would set Django up whenever DJANGO_SETTINGS_MODULE is exported.
+app = Celery("model_worker", broker=REDIS_URL, include=["model_worker.tasks"], fixups=[])
 app.conf.update(
     task_routes={"model_worker.*": {"queue": "gpu"}, "explainer.*": {"queue": "qa"}},
     task_default_queue="gpu",

@@ -86,9 +86,9 @@ def run_page(page_backend: PageBackend, request: dict, sink) -> dict:
     return {"status": "done", "html": result.html, "stats": result.stats}
 
 
+# Routed to queue `gpu` by task_routes (queue= on the task is deprecated in Celery 5).
 @app.task(
     name="model_worker.generate_page",
-    queue="gpu",
     bind=True,
     acks_late=True,
     # A lost broker connection is worth another try; a failing model is reported, not retried.

@@ -1,0 +1,80 @@
+"""The per-generation event stream: ordered ids, exact replay, bounded and expiring, stop flags."""
+
+from __future__ import annotations
+
+import time
+
+from model_worker import events
+
+
+def test_event_ids_increase_one_by_one_and_replay_starts_after_a_given_id(redis_db):
+    for n in range(5):
+        events.append(redis_db, "g1", "draft", block=0, pieces=[None, f"t{n}"])
+    everything = events.decode(events.since(redis_db, "g1"))
+    assert [e["id"] for e in everything] == [1, 2, 3, 4, 5]
+    assert everything[0] == {"id": 1, "type": "draft", "block": 0, "pieces": [None, "t0"]}
+    assert [e["id"] for e in events.decode(events.since(redis_db, "g1", after=3))] == [4, 5]
+    reply = events.read(redis_db, "g1", after=4, block_ms=10)
+    assert [e["id"] for e in events.decode(reply[0][1])] == [5]
+
+
+def test_generations_count_their_events_separately(redis_db):
+    events.append(redis_db, "a", "queued", position=0)
+    events.append(redis_db, "b", "queued", position=1)
+    assert events.append(redis_db, "a", "done", version=1) == 2
+    assert [e["type"] for e in events.decode(events.since(redis_db, "b"))] == ["queued"]
+
+
+def test_text_survives_the_stream_unchanged(redis_db):
+    events.append(redis_db, "g", "commit", block=0, text='月亮 "quotes" \\ <html>\n')
+    assert events.decode(events.since(redis_db, "g"))[0]["text"] == '月亮 "quotes" \\ <html>\n'
+
+
+def test_the_stream_is_capped_and_expires(redis_db):
+    for _ in range(400):
+        events.append(redis_db, "g", "draft", maxlen=100, ttl_s=60, block=0, pieces=[])
+    assert redis_db.xlen(events.key("g", "events")) < 400
+    assert 0 < redis_db.ttl(events.key("g", "events")) <= 60
+    assert 0 < redis_db.ttl(events.key("g", "seq")) <= 60
+
+
+def test_a_blocking_read_with_nothing_new_returns_empty(redis_db):
+    events.append(redis_db, "g", "queued", position=0)
+    started = time.monotonic()
+    assert not events.read(redis_db, "g", after=1, block_ms=200)
+    assert time.monotonic() - started >= 0.15
+
+
+def test_cancel_means_stop(redis_db):
+    assert not events.stop_due(events.flags(redis_db, "g"))
+    events.cancel(redis_db, "g")
+    assert events.stop_due(events.flags(redis_db, "g"))
+
+
+def test_the_last_viewer_leaving_orphans_after_the_grace_period(redis_db):
+    events.viewer_join(redis_db, "g", "socket-1")
+    events.viewer_join(redis_db, "g", "socket-2")
+    assert events.viewer_leave(redis_db, "g", "socket-1", grace_s=0) == 0
+    assert not events.stop_due(events.flags(redis_db, "g"))
+    assert events.viewer_leave(redis_db, "g", "socket-2", grace_s=5) == 1
+    values = events.flags(redis_db, "g")
+    assert not events.stop_due(values)
+    assert events.stop_due(values, now=time.time() + 6)
+
+
+def test_a_viewer_coming_back_lifts_the_orphan_deadline(redis_db):
+    events.viewer_join(redis_db, "g", "socket-1")
+    events.viewer_leave(redis_db, "g", "socket-1", grace_s=0)
+    events.viewer_join(redis_db, "g", "socket-2")
+    assert not events.stop_due(events.flags(redis_db, "g"))
+
+
+def test_a_claimed_generation_without_heartbeat_counts_as_lost(redis_db):
+    assert events.claim(redis_db, "g", 60)
+    assert not events.claim(redis_db, "g", 60)  # a second worker does not take it
+    assert events.worker_lost(events.worker_state(redis_db, "g"))
+    events.heartbeat(redis_db, "g")
+    assert not events.worker_lost(events.worker_state(redis_db, "g"))
+    events.mark_finished(redis_db, "g")
+    redis_db.delete(events.key("g", "alive"))
+    assert not events.worker_lost(events.worker_state(redis_db, "g"))

@@ -1,0 +1,113 @@
+"""The GPU task: streams a page into Redis, hands the outcome to the qa queue once, and never needs Django."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from model_worker import events, tasks
+from model_worker.backends.base import PageRequest, PageResult
+from tests.conftest import ROOT, TEST_BACKEND
+from tests.support.denoiser import DeterministicDenoiser, page_for
+
+
+class ListSink:
+    def __init__(self, stop_after_blocks: int | None = None):
+        self.drafts, self.commits, self.stop_after_blocks = [], [], stop_after_blocks
+
+    def on_draft(self, block, pieces):
+        self.drafts.append((block, pieces))
+
+    def on_commit(self, block, text):
+        self.commits.append((block, text))
+
+    def should_stop(self):
+        return self.stop_after_blocks is not None and len(self.commits) >= self.stop_after_blocks
+
+
+@pytest.fixture
+def test_backend(monkeypatch):
+    monkeypatch.setenv("MODEL_BACKEND", TEST_BACKEND)
+    tasks.backend.cache_clear()
+    yield
+    tasks.backend.cache_clear()
+
+
+def queued_finishes(redis_db) -> list[list]:
+    return [json.loads(m)["headers"]["argsrepr"] for m in redis_db.lrange("qa", 0, -1)]
+
+
+def test_a_finished_page_is_described_as_done_with_its_html_and_stats():
+    outcome = tasks.run_page(DeterministicDenoiser(), {"question": "Why is grass green?"}, ListSink())
+    assert outcome["status"] == "done"
+    assert outcome["html"] == page_for(PageRequest(question="Why is grass green?"))
+    assert outcome["stats"]["tokens"] > 0
+
+
+def test_a_page_stopped_early_is_described_as_cancelled():
+    outcome = tasks.run_page(DeterministicDenoiser(), {"question": "Why?"}, ListSink(stop_after_blocks=2))
+    assert outcome["status"] == "cancelled"
+
+
+def test_an_empty_page_is_a_failure_not_a_version():
+    class Empty:
+        def generate_page(self, request, sink):
+            return PageResult(html="  \n", stats={})
+
+    assert tasks.run_page(Empty(), {"question": "Why?"}, ListSink())["error_code"] == "empty_page"
+
+
+def test_the_stream_sink_thins_out_drafts_but_keeps_every_commit_and_counts_tokens(redis_db):
+    clock = iter(i * 0.001 for i in range(10_000))  # 1 ms apart: far quicker than a screen needs
+    sink = tasks.StreamSink(redis_db, "g", clock=lambda: next(clock))
+    for step in range(10):
+        sink.on_draft(0, ["a"] * step + [None] * (10 - step))
+    sink.on_draft(0, ["a"] * 10)
+    sink.on_commit(0, "a" * 10)
+    sent = events.decode(events.since(redis_db, "g"))
+    assert [e["type"] for e in sent].count("draft") < 5
+    assert [e["type"] for e in sent][-2:] == ["commit", "stats"]
+    assert sent[-1]["tokens"] == 10 and sent[-1]["blocks"] == 1
+
+
+def test_the_task_streams_the_page_then_hands_the_outcome_to_the_qa_queue_once(redis_db, test_backend):
+    request = {"question": "What is sound?", "lang": "en", "previous_page": None, "topic_note": None}
+    assert tasks.generate_page("gen-1", request) == "done"
+    streamed = events.decode(events.since(redis_db, "gen-1"))
+    assert "".join(e["text"] for e in streamed if e["type"] == "commit") == page_for(PageRequest(**request))
+    finishes = queued_finishes(redis_db)
+    assert len(finishes) == 1 and "gen-1" in finishes[0] and "'done'" in finishes[0]
+    # A redelivery of the same message does nothing.
+    assert tasks.generate_page("gen-1", request) == "skipped"
+    assert len(queued_finishes(redis_db)) == 1
+
+
+def test_a_generation_cancelled_while_queued_never_reaches_the_model(redis_db, test_backend):
+    events.cancel(redis_db, "gen-2")
+    assert tasks.generate_page("gen-2", {"question": "What is sound?"}) == "cancelled"
+    assert not [e for e in events.decode(events.since(redis_db, "gen-2")) if e["type"] == "draft"]
+
+
+def test_a_missing_checkpoint_is_reported_and_the_worker_keeps_going(redis_db, monkeypatch, tmp_path):
+    monkeypatch.setenv("MODEL_BACKEND", "model_worker.backends.clover:CloverBackend")
+    monkeypatch.setenv("MODEL_PATH", str(tmp_path / "no-such-checkpoint"))
+    tasks.backend.cache_clear()
+    try:
+        assert tasks.generate_page("gen-3", {"question": "What is sound?"}) == "failed"
+    finally:
+        tasks.backend.cache_clear()
+    finish = queued_finishes(redis_db)[0]
+    assert "model_unavailable" in finish
+
+
+def test_the_gpu_worker_modules_load_without_django_or_the_web_app():
+    code = (
+        "import sys, model_worker.tasks, model_worker.celery_app as c; c.app.loader.init_worker();"
+        "print(sorted(m for m in sys.modules if m.startswith(('explainer', 'django.conf', 'django.db', 'django.apps'))))"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "explainer.settings.dev"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
