@@ -1,0 +1,128 @@
+"""Generation services: what an ask or follow-up writes and enqueues, and how an outcome is recorded."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion, Thread
+from explainer.services.generation import GenerationRejected, generation_create, generation_finish
+from model_worker import events
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+
+
+def gpu_tasks(redis_db) -> list[tuple[str, dict]]:
+    """(generation id, request) of each generate_page message waiting on the gpu queue, oldest first."""
+    out = []
+    for raw in reversed(redis_db.lrange("gpu", 0, -1)):
+        message = json.loads(raw)
+        assert message["headers"]["task"] == "model_worker.generate_page"
+        generation_id, request = ast.literal_eval(message["headers"]["argsrepr"])
+        out.append((generation_id, request))
+    return out
+
+
+def ask(django_capture_on_commit_callbacks, **kwargs) -> Generation:
+    with django_capture_on_commit_callbacks(execute=True):
+        return generation_create(session_key="s1", **kwargs)
+
+
+def finish(django_capture_on_commit_callbacks, generation, **outcome):
+    with django_capture_on_commit_callbacks(execute=True):
+        return generation_finish(generation_id=generation.pk, outcome=outcome)
+
+
+def test_asking_creates_a_thread_and_a_queued_generation_and_enqueues_the_gpu_task(
+    redis_db, django_capture_on_commit_callbacks
+):
+    generation = ask(django_capture_on_commit_callbacks, question="  Why is the sky blue?  ", lang="en")
+    assert generation.status == Generation.Status.QUEUED
+    assert generation.question == "Why is the sky blue?"
+    assert generation.thread.session_key == "s1"
+    [(task_generation, request)] = gpu_tasks(redis_db)
+    assert task_generation == str(generation.pk)
+    assert request == {"question": "Why is the sky blue?", "lang": "en", "previous_page": None, "topic_note": None}
+    [queued] = events.decode(events.since(redis_db, str(generation.pk)))
+    assert (queued["type"], queued["id"], queued["thread"]) == ("queued", 1, str(generation.thread_id))
+
+
+def test_a_follow_up_prompt_holds_the_previous_page_and_the_new_question(redis_db, django_capture_on_commit_callbacks):
+    first = ask(django_capture_on_commit_callbacks, question="How do tides work?")
+    finish(django_capture_on_commit_callbacks, first, status="done", html="<html>tides v1</html>", stats={})
+    follow = ask(django_capture_on_commit_callbacks, question="Add a second moon", thread_id=first.thread_id)
+    assert follow.kind == Generation.Kind.FOLLOW_UP and follow.thread_id == first.thread_id
+    _, request = gpu_tasks(redis_db)[-1]
+    assert request["previous_page"] == "<html>tides v1</html>"
+    assert request["question"] == "Add a second moon"
+
+
+@pytest.mark.parametrize(
+    ("question", "code"), [("", "empty_question"), ("   ", "empty_question"), ("x" * 50_000, "question_too_long")]
+)
+def test_empty_or_oversized_questions_are_refused_and_write_nothing(redis_db, question, code):
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question=question, session_key="s1")
+    assert refused.value.code == code
+    assert (Thread.objects.count(), Generation.objects.count()) == (0, 0)
+    assert redis_db.llen("gpu") == 0
+
+
+def test_another_browsers_thread_cannot_be_followed_up():
+    thread = Thread.objects.create(session_key="someone-else")
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="Why?", session_key="s1", thread_id=thread.pk)
+    assert refused.value.code == "unknown_thread"
+
+
+def test_a_blocked_question_is_refused_with_the_class_message_and_no_generation(redis_db):
+    teacher = get_user_model().objects.create_user("t", password="pw-123456789")
+    classroom = Classroom.objects.create(name="7B", teacher=teacher, blocklist="volcano", blocked_message="Not here!")
+    learner = Learner.objects.create(classroom=classroom, display_name="Ada")
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="How do volcano eruptions work?", session_key="s1", learner=learner)
+    assert (refused.value.code, refused.value.message) == ("blocked", "Not here!")
+    assert Generation.objects.count() == 0 and Thread.objects.count() == 0
+    assert ModerationItem.objects.get().status == ModerationItem.Status.BLOCKED
+
+
+def test_finishing_twice_stores_one_page_and_versions_count_up_in_a_thread(
+    redis_db, django_capture_on_commit_callbacks
+):
+    first = ask(django_capture_on_commit_callbacks, question="What is light?")
+    finish(django_capture_on_commit_callbacks, first, status="done", html="<html>1</html>", stats={"tokens": 3})
+    finish(django_capture_on_commit_callbacks, first, status="done", html="<html>again</html>", stats={})
+    second = ask(django_capture_on_commit_callbacks, question="Slower please", thread_id=first.thread_id)
+    finish(django_capture_on_commit_callbacks, second, status="done", html="<html>2</html>", stats={})
+    assert list(PageVersion.objects.values_list("version", "html")) == [(1, "<html>1</html>"), (2, "<html>2</html>")]
+    done = [e for e in events.decode(events.since(redis_db, str(first.pk))) if e["type"] == "done"]
+    assert len(done) == 1
+    assert done[0]["version"] == 1 and done[0]["stats"] == {"tokens": 3}
+    assert done[0]["page_url"].endswith(f"/{PageVersion.objects.get(version=1).pk}/")
+    # The render check is queued by name for the stored page.
+    assert any(json.loads(m)["headers"]["task"] == "explainer.render_check" for m in redis_db.lrange("qa", 0, -1))
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status", "code"),
+    [
+        ({"status": "cancelled"}, Generation.Status.CANCELLED, "cancelled"),
+        ({"status": "failed", "error_code": "timeout", "error_message": "Too slow."}, Generation.Status.FAILED,
+         "timeout"),
+        ({"status": "done", "html": "   "}, Generation.Status.FAILED, "generation_failed"),
+    ],
+)
+def test_a_generation_that_ends_without_a_page_tells_the_learner_why(
+    redis_db, django_capture_on_commit_callbacks, outcome, status, code
+):
+    generation = ask(django_capture_on_commit_callbacks, question="What is light?")
+    finish(django_capture_on_commit_callbacks, generation, **outcome)
+    generation.refresh_from_db()
+    assert (generation.status, generation.error_code) == (status, code)
+    assert PageVersion.objects.count() == 0
+    last = events.decode(events.since(redis_db, str(generation.pk)))[-1]
+    assert (last["type"], last["code"]) == ("error", code)
+    assert last["message"]
