@@ -16,14 +16,14 @@ from explainer.selectors.topic_space import normalise, topic_match
 # A question with one of these never reaches the model; a page with one is hidden at once.
 BUILTIN_BLOCK = (
     "make a bomb", "build a bomb", "how to make a gun", "kill myself", "killing myself", "suicide", "self harm",
-    "self-harm", "porn", "pornography", "nude", "naked", "sex", "sexy", "cocaine", "heroin", "meth",
+    "self-harm", "porn", "pornography", "nude", "sexy", "cocaine", "heroin", "meth",
     "fuck", "shit", "bitch", "cunt", "nigger", "faggot", "retard",
     "自杀", "自残", "色情", "裸体", "做炸弹", "制造炸弹", "冰毒", "海洛因", "可卡因", "操你", "他妈的",
 )
 # Words that are often innocent in science ("how does a gun recoil?") but worth a teacher's look.
 BUILTIN_FLAG = (
     "kill", "killing", "gun", "guns", "weapon", "weapons", "bomb", "explosive", "explosives", "poison",
-    "drug", "drugs", "war", "alcohol", "beer", "cigarette",
+    "drug", "drugs", "war", "alcohol", "beer", "cigarette", "sex",
     "杀人", "枪", "武器", "炸弹", "爆炸", "毒药", "毒品", "战争", "喝酒", "香烟",
 )
 

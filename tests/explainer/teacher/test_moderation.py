@@ -147,3 +147,19 @@ def test_the_queue_shows_waiting_items_with_their_decisions_and_blocked_question
     assert [i.text for i in response.context["recent"]] == ["show me porn"]
     body = response.content.decode()
     assert 'value="approve"' in body and "Mia" in body
+
+
+@pytest.mark.parametrize("question", [
+    "Can you see Jupiter with the naked eye?",
+    "Which method do plants use to reproduce sexually?",
+    "Why does warm air rise?",
+    "How do bacteria get killed by soap?",
+])
+def test_ordinary_science_questions_are_not_blocked(classroom, learner, question):
+    verdict = check(classroom, learner, question)
+    assert verdict.allowed and not verdict.flagged
+
+
+def test_sex_chromosomes_go_ahead_but_wait_for_a_teachers_look(classroom, learner):
+    verdict = check(classroom, learner, "What decides the sex of a baby?")
+    assert verdict.allowed and verdict.flagged
