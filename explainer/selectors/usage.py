@@ -75,4 +75,10 @@ def usage_totals(rows: list[UsageRow]) -> dict:
             by_learner[row.learner][metric] += n
             by_day[row.day][metric] += n
             total[metric] += n
-    return {"by_learner": dict(sorted(by_learner.items())), "by_day": dict(sorted(by_day.items())), "total": total}
+    busiest = max((c["questions"] + c["follow_ups"] for c in by_day.values()), default=0)
+    return {
+        "by_learner": dict(sorted(by_learner.items())),
+        "by_day": dict(sorted(by_day.items())),
+        "total": total,
+        "busiest_day": busiest,  # questions + follow-ups on the busiest day, to scale the chart
+    }

@@ -109,8 +109,11 @@ def test_usage_counts_questions_follow_ups_pages_and_failures_per_learner(signed
     assert {k: by_name["Mia"][k] for k in ("questions", "follow_ups", "pages", "check_failures")} == {
         "questions": "1", "follow_ups": "1", "pages": "2", "check_failures": "1"}
     assert (by_name["Leo"]["questions"], by_name["Leo"]["check_failures"]) == ("1", "0")
-    totals = signed_in.get(reverse("teacher:usage", args=[classroom.pk])).context["totals"]["total"]
-    assert totals == {"questions": 2, "follow_ups": 1, "pages": 3, "check_failures": 1}
+    response = signed_in.get(reverse("teacher:usage", args=[classroom.pk]))
+    totals = response.context["totals"]
+    assert totals["total"] == {"questions": 2, "follow_ups": 1, "pages": 3, "check_failures": 1}
+    assert totals["busiest_day"] == 3
+    assert 'style="width: 100%"' in response.content.decode()
 
 
 def test_a_teacher_creates_a_class_renames_it_and_adds_a_topic(signed_in, teacher):
