@@ -1,0 +1,97 @@
+"""The corpus loader reads every exemplar with its record and refuses records that would mislead training."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from model_worker.corpus import CORPUS_DIR, SUBJECTS, CorpusError, load_pages
+
+IMPORT_MAP = re.compile(r'<script type="importmap">(.*?)</script>', re.S)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    (tmp_path / "pages").mkdir()
+    return tmp_path
+
+
+def write(corpus, name, **changes):
+    slug = name
+    record = {
+        "slug": slug, "file": f"{slug}.html", "title": "T", "lang": "en", "subject": "physics",
+        "tags": ["t"], "questions_en": ["Why?"], "questions_zh": ["为什么？"],
+    } | changes
+    (corpus / "pages" / f"{name}.json").write_text(json.dumps(record), encoding="utf-8")
+    (corpus / "pages" / f"{name}.html").write_text("<!doctype html><html></html>", encoding="utf-8")
+
+
+def test_a_record_loads_with_its_page_and_its_questions_in_both_languages(corpus):
+    write(corpus, "lever", questions_en=["How does a lever work?"], questions_zh=["杠杆是怎样省力的？"])
+    [page] = load_pages(corpus)
+    assert page.slug == "lever"
+    assert page.html.startswith("<!doctype html>")
+    assert page.questions == (("en", "How does a lever work?"), ("zh", "杠杆是怎样省力的？"))
+
+
+@pytest.mark.parametrize(
+    "changes, problem",
+    [
+        ({"subject": "maths"}, "subject"),
+        ({"lang": "fr"}, "lang"),
+        ({"questions_zh": []}, "questions_zh"),
+        ({"file": "other.html"}, "file"),
+        ({"slug": "other"}, "slug"),
+        ({"extra": 1}, "fields"),
+    ],
+)
+def test_a_bad_record_is_refused_naming_its_file_and_problem(corpus, changes, problem):
+    write(corpus, "lever", **changes)
+    with pytest.raises(CorpusError, match=rf"lever\.json: .*{problem}"):
+        load_pages(corpus)
+
+
+def test_a_record_without_its_page_is_refused(corpus):
+    write(corpus, "lever")
+    (corpus / "pages" / "lever.html").unlink()
+    with pytest.raises(CorpusError, match="lever.html does not exist"):
+        load_pages(corpus)
+
+
+def test_the_shipped_corpus_covers_every_subject_in_both_languages():
+    pages = load_pages()
+    assert len(pages) >= 10
+    assert {p.subject for p in pages} == set(SUBJECTS)
+    assert sum(p.lang == "zh" for p in pages) >= 5
+    assert all(len(p.questions_en) >= 2 and len(p.questions_zh) >= 2 for p in pages)
+
+
+def test_every_shipped_page_loads_only_the_vendored_three_and_the_kit():
+    expected = {
+        "three": "/static/vendor/three/three.module.js",
+        "three/addons/": "/static/vendor/three/addons/",
+        "kit": "/static/kit/kit.js",
+    }
+    for page in load_pages():
+        maps = IMPORT_MAP.findall(page.html)
+        assert len(maps) == 1, page.slug
+        assert json.loads(maps[0])["imports"] == expected, page.slug
+        assert "http://" not in page.html and "https://" not in page.html, page.slug
+        assert page.html.count('<script type="module">') == 1, page.slug
+        lines = page.html.count("\n")
+        assert 40 <= lines <= 160, f"{page.slug}: {lines} lines"
+
+
+def test_a_chinese_page_is_marked_chinese_for_the_kit_and_the_browser():
+    for page in load_pages():
+        if page.lang == "zh":
+            assert '<html lang="zh-CN">' in page.html, page.slug
+            assert 'lang: "zh"' in page.html, page.slug
+
+
+def test_a_copy_of_the_corpus_elsewhere_loads_the_same_pages(tmp_path):
+    shutil.copytree(CORPUS_DIR / "pages", tmp_path / "pages")
+    assert [p.slug for p in load_pages(tmp_path)] == [p.slug for p in load_pages()]
