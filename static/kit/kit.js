@@ -17,6 +17,8 @@ const HIGHLIGHT = new THREE.Color("#4a6fa5");
 const WHITE = new THREE.Color("#ffffff");
 
 let started = false;
+// A page that imports the kit but never starts it would otherwise stay "loading" until a timeout.
+window.addEventListener("load", () => started || reportError(new Error("kit: start() was never called"), "kit"));
 
 function loadStylesheet() {
   return new Promise((resolveLoad) => {
@@ -135,7 +137,9 @@ export function start(options = {}) {
     camera.setViewOffset(width, height, 0, shift, width, height);
     invalidate();
   }
-  new ResizeObserver(reframe).observe(ui.dock);
+  const observer = new ResizeObserver(reframe);
+  observer.observe(ui.dock);
+  observer.observe(ui.top);
   window.addEventListener("resize", reframe);
 
   // Callbacks from the page run guarded: one failure is reported once and that callback is dropped.
@@ -544,6 +548,5 @@ export function start(options = {}) {
     ...shapes(scene),
     part, label, legend, slider, toggle, timeline, steps, onFrame, focus, invalidate,
     open: (object) => partOf.has(object) && openPart(partOf.get(object)),
-    text: tr,
   };
 }

@@ -126,6 +126,12 @@ def test_an_uncaught_error_is_posted_to_the_parent_and_marks_the_page_broken(bro
     assert not [m for m in messages if m["type"] == "ready"], "a broken page must never report ready"
 
 
+def test_a_page_that_never_starts_the_kit_is_reported_broken(open_page):
+    page = open_page('import { start } from "kit"; const unused = start;').page
+    assert page.evaluate("__kit.state") == "error"
+    assert page.evaluate("__kit.errors") == ["Error: kit: start() was never called"]
+
+
 def test_a_failing_frame_callback_is_reported_once_and_stops_being_called(open_page):
     opened = open_page('import { start } from "kit"; const app = start({}); window.calls = 0;'
                        'app.onFrame(() => { window.calls += 1; throw new Error("boom"); });')
