@@ -34,7 +34,8 @@ class ExplainConsumer(AsyncWebsocketConsumer):
     async def connect(self):
         self.watchers: dict[str, asyncio.Task] = {}
         self.groups_joined: set[str] = set()
-        self.redis = aioredis.Redis.from_url(settings.REDIS_URL)
+        # Reads block for READ_BLOCK_MS; the socket timeout must outlast them.
+        self.redis = aioredis.Redis.from_url(settings.REDIS_URL, socket_timeout=READ_BLOCK_MS / 1000 + 10)
         self.session_key, self.learner = await _session_identity(self.scope)
         await self.accept()
         await self.send_event({"type": "hello", "id": 0, "protocol": PROTOCOL_VERSION})

@@ -49,14 +49,17 @@ def _wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | Non
 
 
 def _ensure_redis() -> str:
-    """Redis database 15 of the server on REDIS_URL's port; a throwaway server when none listens there."""
-    url = urlparse(settings.REDIS_URL)
-    host, port = url.hostname or "127.0.0.1", url.port or 6379
-    if _listening(host, port):
-        return settings.REDIS_URL
+    """Database 15 of a Redis server of this test session's own, or of the one on REDIS_URL's port.
+
+    Tests empty the database and share queues with worker processes; a private server keeps several
+    test sessions on one machine from wiping each other's streams and queued tasks mid-test.
+    """
     server = shutil.which("redis-server")
     if server is None:
-        raise RuntimeError(f"no Redis listens on {host}:{port} and redis-server is not installed")
+        url = urlparse(settings.REDIS_URL)
+        if _listening(url.hostname or "127.0.0.1", url.port or 6379):
+            return settings.REDIS_URL
+        raise RuntimeError(f"no Redis listens on {url.netloc} and redis-server is not installed")
     port = _free_port()
     workdir = tempfile.mkdtemp(prefix="explainer-redis-")
     proc = subprocess.Popen(
