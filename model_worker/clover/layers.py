@@ -23,7 +23,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
 )
 
 from .configuration import CloverConfig
-from .delta_rule import gated_delta_blocks
+from .delta_rule import BlockResult, delta_blocks
 
 
 @dataclass
@@ -117,48 +117,36 @@ class CloverGatedDeltaNet(nn.Module):
         pre-conv inputs (N, C, T) from which conv context is taken.
         """
         n, t, _ = x.shape
-        pre = self.in_proj_qkv(x).transpose(1, 2)
+        names = ("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a")
+        pre, z, b, a = fused_linear(self, names, x).split(
+            [self.conv_dim, self.value_dim, self.num_v_heads, self.num_v_heads], -1
+        )
+        pre = pre.transpose(1, 2)
         mixed = self.conv(pre, left, block_size).transpose(1, 2)
         query, key, value = torch.split(mixed, [self.key_dim, self.key_dim, self.value_dim], dim=-1)
         query = query.reshape(n, t, -1, self.head_k_dim)
         key = key.reshape(n, t, -1, self.head_k_dim)
         value = value.reshape(n, t, -1, self.head_v_dim)
-        beta = self.in_proj_b(x).sigmoid()
-        g = -self.A_log.float().exp() * F.softplus(self.in_proj_a(x).float() + self.dt_bias)
+        beta = b.sigmoid()
+        g = -self.A_log.float().exp() * F.softplus(a.float() + self.dt_bias)
 
-        out, memory, states = gated_delta_blocks(
-            query, key, value, g, beta, block_size=block_size, initial_state=state
-        )
-        out = out + self.joint_gate[:, None] * self.joint_softmax(query, key, value, memory, block_size)
+        r = delta_blocks(query, key, value, g, beta, block_size=block_size, initial_state=state)
+        out = r.out + self.joint_gate[:, None, None, None].float() * self.joint_softmax(r, block_size)
+        out = out.reshape(n, self.num_v_heads, t, self.head_v_dim).transpose(1, 2)
 
-        z = self.in_proj_z(x).reshape(-1, self.head_v_dim)
+        z = z.reshape(-1, self.head_v_dim)
         out = self.norm(out.to(x.dtype).reshape(-1, self.head_v_dim), z).reshape(n, t, -1)
-        return self.out_proj(out), states, pre
+        return self.out_proj(out), r.states, pre
 
-    def joint_softmax(self, query, key, value, memory, block_size: int) -> torch.Tensor:
+    def joint_softmax(self, r: BlockResult, block_size: int) -> torch.Tensor:
         """One softmax per query over [memory slot m_i] + every token of its block (bidirectional)."""
-        n, t, hk, dk = key.shape
-        h, dv = value.shape[-2:]
-        nb = t // block_size
-        if hk != h:
-            query = query.repeat_interleave(h // hk, dim=2)
-            key = key.repeat_interleave(h // hk, dim=2)
-        # (N, H, nb, B, d)
-        q = l2(query).transpose(1, 2).reshape(n, h, nb, block_size, dk).float()
-        k = l2(key).transpose(1, 2).reshape(n, h, nb, block_size, dk).float()
-        v = value.transpose(1, 2).reshape(n, h, nb, block_size, dv).float()
-        mem = memory.transpose(1, 2).reshape(n, h, nb, block_size, dv)
-        scale = self.joint_log_scale.float().exp()[None, :, None, None, None]
-        token_logits = (q @ k.transpose(-1, -2)) * scale  # (N, H, nb, B, B)
+        n, h, nb = r.q_unit.shape[:3]
+        scale = self.joint_log_scale.float().exp()[:, None, None, None]
+        token_logits = (r.q_unit @ r.k_unit.transpose(-1, -2)) * scale  # (N, H, nb, B, B)
         mem_logit = (self.memory_bias + self.block_calibration * math.log(block_size)).float()
-        mem_logit = mem_logit[None, :, None, None, None].expand(n, h, nb, block_size, 1)
+        mem_logit = mem_logit[:, None, None, None].expand(n, h, nb, block_size, 1)
         weights = torch.cat([mem_logit, token_logits], -1).softmax(-1)
-        joint = weights[..., :1] * mem + weights[..., 1:] @ v
-        return joint.reshape(n, h, t, dv).transpose(1, 2)
-
-
-def l2(x: torch.Tensor) -> torch.Tensor:
-    return x.float() * torch.rsqrt((x.float() ** 2).sum(-1, keepdim=True) + 1e-6)
+        return weights[..., :1] * r.memory + weights[..., 1:] @ r.value
 
 
 class CloverAttention(nn.Module):
@@ -182,11 +170,15 @@ class CloverAttention(nn.Module):
     def project(self, x, cos, sin):
         """x (N, Q, D) -> q (N, H, Q, d), k, v (N, Hkv, Q, d), output gate (N, Q, H*d)."""
         n, t, _ = x.shape
-        q, gate = torch.chunk(self.q_proj(x).view(n, t, -1, self.head_dim * 2), 2, dim=-1)
+        kv_dim = self.num_kv_heads * self.head_dim
+        q, k, v = fused_linear(self, ("q_proj", "k_proj", "v_proj"), x).split(
+            [self.num_heads * self.head_dim * 2, kv_dim, kv_dim], -1
+        )
+        q, gate = torch.chunk(q.reshape(n, t, -1, self.head_dim * 2), 2, dim=-1)
         gate = gate.reshape(n, t, -1)
         q = self.q_norm(q).transpose(1, 2)
-        k = self.k_norm(self.k_proj(x).view(n, t, -1, self.head_dim)).transpose(1, 2)
-        v = self.v_proj(x).view(n, t, -1, self.head_dim).transpose(1, 2)
+        k = self.k_norm(k.reshape(n, t, -1, self.head_dim)).transpose(1, 2)
+        v = v.reshape(n, t, -1, self.head_dim).transpose(1, 2)
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
         return q, k, v, gate
 
@@ -215,7 +207,11 @@ class CloverDecoderLayer(nn.Module):
         self.post_attention_layernorm = Qwen3_5MoeRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
 
     def feed_forward(self, h: torch.Tensor) -> torch.Tensor:
-        out = self.mlp(self.post_attention_layernorm(h))
+        x = self.post_attention_layernorm(h)
+        if isinstance(self.mlp, Qwen3_5MoeMLP):  # Qwen3.5's dense MLP with gate and up in one matmul
+            gate, up = fused_linear(self.mlp, ("gate_proj", "up_proj"), x).chunk(2, -1)
+            return h + self.mlp.down_proj(self.mlp.act_fn(gate) * up)
+        out = self.mlp(x)
         return h + (out[0] if isinstance(out, tuple) else out)
 
     def forward(self, h: torch.Tensor, p: Pass, cache: LayerState | None) -> torch.Tensor:
@@ -275,3 +271,27 @@ def write_keys(cache: LayerState, k, v, lengths: torch.Tensor, offset: int | Non
     cols = lengths[:, None] + torch.arange(t, device=k.device)[None, :]
     cache.key[rows, :, cols] = k.transpose(1, 2)
     cache.value[rows, :, cols] = v.transpose(1, 2)
+
+
+def fused_linear(module: nn.Module, names: tuple[str, ...], x: torch.Tensor) -> torch.Tensor:
+    """Several linears of `module` over the same input as one matmul (outputs concatenated).
+
+    Without autograd the concatenated weight is kept and rebuilt only when a weight changes (an
+    optimizer step bumps its version, `.to()` moves its storage).
+    """
+    linears = [getattr(module, name) for name in names]
+    weights = [lin.weight for lin in linears]
+    biases = [lin.bias for lin in linears]
+    has_bias = any(bias is not None for bias in biases)
+    if torch.is_grad_enabled():
+        weight = torch.cat(weights)
+        bias = torch.cat([b if b is not None else w.new_zeros(w.shape[0]) for b, w in zip(biases, weights, strict=True)]) if has_bias else None
+        return F.linear(x, weight, bias)
+    tag = tuple((w.data_ptr(), w._version, w.dtype) for w in weights)
+    store = module.__dict__.setdefault("_fused", {})
+    hit = store.get(names)
+    if hit is None or hit[0] != tag:
+        weight = torch.cat(weights)
+        bias = torch.cat([b if b is not None else w.new_zeros(w.shape[0]) for b, w in zip(biases, weights, strict=True)]) if has_bias else None
+        hit = store[names] = (tag, weight, bias)
+    return F.linear(x, hit[1], hit[2])

@@ -191,10 +191,13 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
 
     def decode(
         self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int, commit: int = 0,
-        keep: slice = slice(None),
+        keep: slice | torch.Tensor = slice(None),
     ) -> torch.Tensor:
         """One forward over whole blocks right after each row's history; the first `commit` blocks become
-        history (keys, GDN and conv state advance), the rest only read it. Returns fp32 logits of `keep`.
+        history (keys, GDN and conv state advance), the rest only read it.
+
+        Returns fp32 logits of `keep`: a slice of positions (N, len, V), or flat indices into the
+        (N * Q) positions (K, V), so the vocabulary projection runs only where a prediction is needed.
         """
         n, q = input_ids.shape
         lengths = torch.tensor(cache.lengths, device=input_ids.device)
@@ -213,7 +216,8 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
             h = layer(h, p, state)
         if commit:
             cache.lengths[:] = [x + commit * block_size for x in cache.lengths]
-        return self.lm_head(self.model.norm(h[:, keep])).float()
+        h = h[:, keep] if isinstance(keep, slice) else h.reshape(n * q, -1).index_select(0, keep)
+        return self.lm_head(self.model.norm(h)).float()
 
     def prefill(self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int,
                 chunk: int = 512) -> torch.Tensor:

@@ -36,6 +36,29 @@ def check_request(model, prompts: list[list[int]], cfg: SamplerConfig) -> None:
             raise ValueError(f"prompt {i} has {len(prompt)} tokens, longer than the context of {context} tokens")
 
 
+def block_logits(model, cache, cur, prev, head, r_idx, j_idx):
+    """Logits (K, V) for block positions (r_idx, j_idx), each read from the position before it.
+
+    With `prev` (the finished previous block) the forward also folds it into the caches and refreshes
+    `head`, the prediction for each block's first slot. Returns logits, head and whether the model ran.
+    """
+    n, bs = cur.shape
+    if prev is not None:
+        # [prev, cur]: slot j of cur is read from input j + bs - 1 (for j = 0, prev's last position).
+        ids, width = (torch.cat([prev, cur], 1), 2 * bs) if bs > 1 else (prev, 1)
+        heads = torch.arange(n, device=cur.device) * width + bs - 1
+        out = model.decode(ids, cache, block_size=bs, commit=1,
+                           keep=torch.cat([heads, r_idx * width + j_idx + bs - 1]))
+        return out[n:], out[:n], True
+    inside = j_idx > 0  # slot 0 is read from the previous block: its prediction is `head`, already known
+    logits = head.index_select(0, r_idx)
+    if bool(inside.any()):
+        src = r_idx[inside] * bs + j_idx[inside] - 1
+        logits[inside] = model.decode(cur, cache, block_size=bs, keep=src)
+        return logits, head, True
+    return logits, head, False
+
+
 @torch.inference_mode()
 def generate(
     model,
@@ -111,25 +134,20 @@ def generate(
             busy = todo.any(-1)
             if not bool(busy.any()):
                 break
-            called = True
-            if bs == 1 and not pending:  # the prefill already predicted this single slot
-                logits, called = head[:, None].clone(), False
-            elif pending and bs == 1:
-                logits = model.decode(prev, cache, block_size=1, commit=1)
-            elif pending:
-                logits = model.decode(torch.cat([prev, cur], 1), cache, block_size=bs, commit=1,
-                                      keep=slice(bs - 1, 2 * bs - 1))
-            else:
-                logits = model.decode(cur, cache, block_size=bs, keep=slice(0, bs - 1))
-                logits = torch.cat([head[:, None], logits], 1)
-            if pending:
-                head, pending = logits[:, 0], False
-            logits[..., mask_id] = float("-inf")
-            for r in busy.nonzero().flatten().tolist() if called else ():
+            r_idx, j_idx = todo.nonzero(as_tuple=True)  # the masked positions to predict, row-major
+            logits, head, called = block_logits(model, cache, cur, prev if pending else None, head, r_idx, j_idx)
+            # A row counts the forward only if it read from it (not when `head` answered all it needed).
+            users = busy if pending else todo[:, 1:].any(-1)
+            pending = False
+            logits[:, mask_id] = float("-inf")
+            for r in users.nonzero().flatten().tolist() if called else ():
                 forwards[rows[r]] += 1
-            tokens, conf, entropy = predict(
-                logits, cfg.temperature, None if generators is None else [generators[i] for i in rows], busy
+            picked, p_conf, p_entropy = predict(
+                logits, cfg.temperature, None if generators is None else [generators[i] for i in rows], r_idx
             )
+            tokens = torch.full_like(cur, mask_id).index_put_((r_idx, j_idx), picked)
+            conf = torch.zeros(cur.shape, device=device).index_put_((r_idx, j_idx), p_conf)
+            entropy = torch.zeros(cur.shape, device=device).index_put_((r_idx, j_idx), p_entropy)
             take = select(cfg, conf, entropy, todo)
             cur = torch.where(take, tokens, cur)
             committed = committed | take

@@ -14,22 +14,25 @@ from .config import SamplerConfig
 def predict(
     logits: torch.Tensor, temperature: float, generators: list[torch.Generator] | None, rows: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Tokens, their probabilities and the entropies (N, B) from logits (N, B, V).
+    """Tokens, their probabilities and entropies (K,) from logits (K, V) of K masked positions.
 
-    Greedy at temperature 0; otherwise Gumbel-max sampling from logits / temperature, with one
-    generator per sequence (only rows with work draw noise) so a row's draws do not depend on its batch.
+    Greedy at temperature 0; otherwise Gumbel-max sampling from logits / temperature. `rows` (K,) says
+    which sequence each position belongs to: each sequence draws from its own generator, so its
+    samples do not depend on the batch it runs in.
     """
     scaled = logits if temperature == 0 else logits / temperature
     logp = torch.log_softmax(scaled, -1)
     if temperature == 0:
         tokens = scaled.argmax(-1)
     else:
-        noise = torch.zeros_like(scaled)
-        for r in rows.nonzero().flatten().tolist():
-            u = torch.rand(scaled.shape[1:], generator=generators[r], device=generators[r].device)
-            noise[r] = -torch.log(-torch.log(u.to(scaled.device).clamp_min(1e-20)))
+        noise = torch.empty_like(scaled)
+        for r in rows.unique().tolist():  # one draw per sequence, not per token
+            at = (rows == r).nonzero().flatten()
+            g = generators[r]
+            u = torch.rand((len(at), scaled.shape[-1]), generator=g, device=g.device).to(scaled.device)
+            noise[at] = -torch.log(-torch.log(u.clamp_min(1e-20)))
         tokens = (scaled + noise).argmax(-1)
-    conf = logp.gather(-1, tokens[..., None]).squeeze(-1).exp()
+    conf = logp.gather(-1, tokens[:, None]).squeeze(-1).exp()
     entropy = -(logp.exp() * logp).nan_to_num().sum(-1)
     return tokens, conf, entropy
 

@@ -54,9 +54,9 @@ def reference(model, tokens: list[int], cfg: SamplerConfig) -> list[int]:
                 full = model(torch.tensor([seq[:start] + block.tolist()]), block_size=bs).logits[0]
             logits = torch.cat([torch.zeros_like(full[:1]), full[:-1]])[start : start + bs].clone()
             logits[:, MASK] = float("-inf")
-            chosen, conf, entropy = predict(logits[None], 0.0, None, torch.tensor([True]))
-            take = select(cfg, conf, entropy, todo[None])[0]
-            block = torch.where(take, chosen[0], block)
+            chosen, conf, entropy = predict(logits, 0.0, None, torch.zeros(bs, dtype=torch.long))
+            take = select(cfg, conf[None], entropy[None], todo[None])[0]
+            block = torch.where(take, chosen, block)
             committed |= take
         piece = block[own : min(bs, end - start)].tolist()
         hit = next((j for j, t in enumerate(piece) if t in eos), None)
@@ -101,9 +101,13 @@ def test_every_step_commits_at_least_one_token_never_the_mask_and_never_changes_
 
 def test_threshold_one_commits_one_token_per_forward_and_threshold_zero_one_forward_per_block():
     model = tiny_model(eos_token_id=None)
-    one = generate(model, [prompt(8)], SamplerConfig(block_size=4, threshold=1.0, max_new_tokens=16))[0]
-    assert one.stats.forwards == 1 + 16  # the prefill, then one token per forward
-    assert one.stats.tokens_per_forward == pytest.approx(16 / 17)
+    rec = Recorder()
+    one = generate(model, [prompt(8)], SamplerConfig(block_size=4, threshold=1.0, max_new_tokens=16),
+                   on_step=rec.on_step)[0]
+    assert len(rec.steps) == 16  # one token per step
+    # The prefill, then at most one forward per step (a step left with only a block's first slot is
+    # answered by the previous block's last position, already computed).
+    assert 1 + 12 <= one.stats.forwards <= 1 + 16
     rec = Recorder()
     zero = generate(model, [prompt(8)], SamplerConfig(block_size=4, threshold=0.0, max_new_tokens=16),
                     on_step=rec.on_step)[0]
