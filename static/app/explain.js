@@ -102,7 +102,9 @@ const handlers = {
   qa(e) {
     const failed = (e.checks || []).filter((c) => !c.passed).map((c) => c.name);
     $("qa").className = `qa ${e.passed ? "passed" : "failed"}`;
-    $("qa").textContent = e.passed ? "✓ Page checked in a browser" : `⚠ Page check found problems: ${failed.join(", ")}`;
+    $("qa").textContent = e.passed
+      ? "✓ Page checked in a browser"
+      : `⚠ Page check: ${e.summary || failed.join(", ")}`;
   },
   error(e) {
     if (e.generation && state.generation && e.generation !== state.generation) return;

@@ -1,0 +1,78 @@
+"""`manage.py explain "QUESTION" [--lang zh] -o page.html`: one page in-process, JSON stats on stdout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from model_worker.config import engine_settings, load_backend
+from model_worker.tasks import run_page
+
+STAT_KEYS = ("tokens", "seconds", "tokens_per_s", "forwards", "tokens_per_forward", "forwards_per_s", "first_block_s")
+
+
+class ProgressSink:
+    """Reports committed blocks on stderr; the run stops only when the page ends."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+
+    def on_draft(self, block: int, pieces: list[str | None]) -> None:
+        pass
+
+    def on_commit(self, block: int, text: str) -> None:
+        self.stream.write(f"\rblock {block + 1} written")
+        self.stream.flush()
+
+    def should_stop(self) -> bool:
+        return False
+
+
+class Command(BaseCommand):
+    help = "Write one page for a question with the configured model, run the render check, print JSON stats."
+
+    def add_arguments(self, parser):
+        parser.add_argument("question")
+        parser.add_argument("--lang", choices=["en", "zh"], default="en")
+        parser.add_argument("-o", "--output", required=True, help="where to write the page's html")
+        parser.add_argument("--previous", help="a page to revise: the question becomes a follow-up")
+        parser.add_argument("--no-check", action="store_true", help="skip the render check")
+
+    def handle(self, *args, question, lang, output, previous, no_check, **options):
+        from explainer.services.generation import GenerationRejected, question_clean
+
+        try:
+            question = question_clean(question)
+        except GenerationRejected as exc:
+            raise CommandError(exc.message) from None
+        previous_page = Path(previous).read_text(encoding="utf-8") if previous else None
+        settings = engine_settings()
+        try:
+            backend = load_backend(settings)
+        except Exception as exc:
+            raise CommandError(f"the model could not be loaded from {settings.model_path}: {exc}") from exc
+        request = {"question": question, "lang": lang, "previous_page": previous_page, "topic_note": None}
+        outcome = run_page(backend, request, ProgressSink())
+        sys.stderr.write("\n")
+        if outcome["status"] != "done":
+            raise CommandError(f"no page: {outcome.get('error_message') or outcome['status']}")
+        path = Path(output)
+        path.write_text(outcome["html"], encoding="utf-8")
+        stats = {key: outcome["stats"].get(key) for key in STAT_KEYS}
+        stats["output"] = str(path)
+        stats["render_check"] = None if no_check else _render_check(outcome["html"])
+        self.stdout.write(json.dumps(stats, ensure_ascii=False, indent=2))
+
+
+def _render_check(html: str) -> dict:
+    from explainer.render_check.check import check_html
+
+    report = check_html(html)
+    return {
+        "passed": report.passed,
+        "summary": report.summary(),
+        "checks": {name: result.passed for name, result in report.checks.items()},
+    }
