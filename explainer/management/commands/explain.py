@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -17,14 +16,14 @@ STAT_KEYS = ("tokens", "seconds", "tokens_per_s", "forwards", "tokens_per_forwar
 class ProgressSink:
     """Reports committed blocks on stderr; the run stops only when the page ends."""
 
-    def __init__(self, stream=sys.stderr):
-        self.stream = stream
+    def __init__(self, stream):
+        self.stream = stream  # the command's stderr wrapper
 
     def on_draft(self, block: int, pieces: list[str | None]) -> None:
         pass
 
     def on_commit(self, block: int, text: str) -> None:
-        self.stream.write(f"\rblock {block + 1} written")
+        self.stream.write(f"\rblock {block + 1} written", ending="")
         self.stream.flush()
 
     def should_stop(self) -> bool:
@@ -55,8 +54,8 @@ class Command(BaseCommand):
         except Exception as exc:
             raise CommandError(f"the model could not be loaded from {settings.model_path}: {exc}") from exc
         request = {"question": question, "lang": lang, "previous_page": previous_page, "topic_note": None}
-        outcome = run_page(backend, request, ProgressSink())
-        sys.stderr.write("\n")
+        outcome = run_page(backend, request, ProgressSink(self.stderr))
+        self.stderr.write("")
         if outcome["status"] != "done":
             raise CommandError(f"no page: {outcome.get('error_message') or outcome['status']}")
         path = Path(output)

@@ -1,0 +1,96 @@
+"""`manage.py explain` writes a page and prints JSON stats; `manage.py runall` stops everything together."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from model_worker.backends.base import PageRequest
+from tests.conftest import ROOT, TEST_BACKEND, _free_port, _listening
+from tests.support.denoiser import page_for
+
+
+def test_explain_writes_the_page_and_prints_its_stats(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MODEL_BACKEND", TEST_BACKEND)
+    out = tmp_path / "page.html"
+    call_command("explain", "为什么天空是蓝色的？", "--lang", "zh", "-o", str(out), "--no-check")
+    stats = json.loads(capsys.readouterr().out)
+    assert out.read_text(encoding="utf-8") == page_for(PageRequest(question="为什么天空是蓝色的？", lang="zh"))
+    assert stats["tokens"] > 0 and stats["forwards"] > 0 and stats["seconds"] > 0
+    assert stats["tokens_per_forward"] == pytest.approx(stats["tokens"] / stats["forwards"], abs=0.01)
+    assert stats["render_check"] is None
+
+
+@pytest.mark.browser
+def test_explain_reports_the_render_check_result(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MODEL_BACKEND", TEST_BACKEND)
+    call_command("explain", "Why is the sky blue?", "-o", str(tmp_path / "page.html"))
+    check = json.loads(capsys.readouterr().out)["render_check"]
+    assert isinstance(check["passed"], bool)
+    assert check["checks"]["ready"] is True and check["checks"]["errors"] is True
+
+
+def test_explain_refuses_an_empty_question_and_a_missing_checkpoint(tmp_path, monkeypatch):
+    with pytest.raises(CommandError, match="Type a question"):
+        call_command("explain", "  ", "-o", str(tmp_path / "x.html"))
+    monkeypatch.setenv("MODEL_BACKEND", "model_worker.backends.clover:CloverBackend")
+    monkeypatch.setenv("MODEL_PATH", str(tmp_path / "missing"))
+    with pytest.raises(CommandError, match="could not be loaded"):
+        call_command("explain", "Why?", "-o", str(tmp_path / "x.html"))
+    assert not (tmp_path / "x.html").exists()
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
+    return bool(state) and not state.startswith("Z")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["ctrl-c", "a child dies"])
+def test_runall_starts_everything_and_stops_every_child(tmp_path, how):
+    port, redis_port = _free_port(), _free_port()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "explainer.settings.dev", "MODEL_BACKEND": TEST_BACKEND,
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+           "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    proc = subprocess.Popen([sys.executable, "manage.py", "runall", "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not _listening("127.0.0.1", port) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert _listening("127.0.0.1", port), "the web server never listened"
+        assert _listening("127.0.0.1", redis_port), "runall started no Redis though none listened"
+        children = _children(proc.pid)
+        assert len(children) == 4  # redis, gpu worker, qa worker, web server
+        if how == "ctrl-c":
+            proc.send_signal(signal.SIGINT)
+        else:
+            os.kill(children[-1], signal.SIGKILL)  # the web server dies
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not [pid for pid in children if _alive(pid)]
+    assert not _listening("127.0.0.1", port) and not _listening("127.0.0.1", redis_port)
+    if how == "a child dies":
+        assert proc.returncode == 1
+        assert "web server exited" in output
+    else:
+        assert proc.returncode == 0
