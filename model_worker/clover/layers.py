@@ -93,14 +93,15 @@ class CloverGatedDeltaNet(nn.Module):
         width = self.conv_kernel_size - 1
         if left is None:
             left = pre.new_zeros(n, c, width)
-        # Qwen3.5's causal conv (`causal_conv1d_fn` without its kernel), its left padding replaced by the
-        # real context of the history.
-        out = F.conv1d(torch.cat([left.to(pre.dtype), pre], -1), self.conv1d.weight, groups=c)
+        # Qwen3.5's causal depthwise conv with its left padding replaced by the real history context.
+        # Written as a weighted sum over sliding windows: on CPU a depthwise conv1d over a few positions
+        # costs far more in kernel setup than the arithmetic.
+        weight = self.conv1d.weight.squeeze(1).to(pre.dtype)  # (C, K)
+        out = (torch.cat([left.to(pre.dtype), pre], -1).unfold(-1, width + 1, 1) * weight[:, None]).sum(-1)
         # Later positions of the same block only: pad every block on its right, never read the next block.
         blocks = F.pad(pre.view(n, c, t // block_size, block_size), (0, width))
-        right = sum(self.conv_right[:, r - 1, None, None].to(pre.dtype) * blocks[..., r : r + block_size]
-                    for r in range(1, width + 1))
-        out = out + right.reshape(n, c, t)
+        windows = blocks.unfold(-1, width, 1)[..., 1:, :]  # (N, C, nb, B, width): positions j+1 .. j+width
+        out = out + (windows * self.conv_right[:, None, None].to(pre.dtype)).sum(-1).reshape(n, c, t)
         return ACT2FN[self.activation](out)
 
     def forward(
