@@ -310,7 +310,16 @@ export function start(options = {}) {
     if (box.isEmpty()) return null;
     const rect = canvas.getBoundingClientRect();
     const candidates = [box.getCenter(new THREE.Vector3())];
-    entry.object.traverse((o) => o.isMesh && candidates.push(o.getWorldPosition(new THREE.Vector3())));
+    entry.object.traverse((o) => {
+      if (o.isMesh) candidates.push(o.getWorldPosition(new THREE.Vector3()));
+      if (o.isLine || o.isPoints) {
+        // Thin parts: only points on the line itself can be hit.
+        const position = o.geometry.attributes.position;
+        const stride = Math.max(1, Math.floor(position.count / 16));
+        for (let i = 0; i < position.count; i += stride)
+          candidates.push(new THREE.Vector3().fromBufferAttribute(position, i).applyMatrix4(o.matrixWorld));
+      }
+    });
     for (let i = 1; i < 5; i++)
       for (let j = 1; j < 5; j++)
         for (let k = 1; k < 5; k++)

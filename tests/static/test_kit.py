@@ -159,6 +159,15 @@ def test_clicking_a_part_opens_the_panel_with_its_title_and_text(open_page):
     assert page.evaluate("__kit.openPart") == "Earth"
 
 
+def test_a_part_made_of_a_thin_line_can_still_be_clicked(open_page):
+    page = open_page('import { start } from "kit"; const app = start({});'
+                     'app.part(app.circle({ radius: 3 }), { title: "Orbit", text: "A path." });'
+                     'app.slider({ label: "x" });').page
+    point = page.evaluate("__kit.pointFor('Orbit')")
+    page.mouse.click(point["x"], point["y"])
+    assert page.evaluate("__kit.openPart") == "Orbit"
+
+
 def test_dragging_the_orbit_does_not_open_a_panel(open_page):
     page = open_page(SOLAR).page
     point = page.evaluate("__kit.pointFor('Sun')")
