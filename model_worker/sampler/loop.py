@@ -47,6 +47,9 @@ def block_logits(model, cache, cur, prev, head, r_idx, j_idx):
         # [prev, cur]: slot j of cur is read from input j + bs - 1 (for j = 0, prev's last position).
         ids, width = (torch.cat([prev, cur], 1), 2 * bs) if bs > 1 else (prev, 1)
         heads = torch.arange(n, device=cur.device) * width + bs - 1
+        if bs == 1:  # the one slot is read from the head itself
+            out = model.decode(ids, cache, block_size=1, commit=1, keep=heads)
+            return out.index_select(0, r_idx), out, True
         out = model.decode(ids, cache, block_size=bs, commit=1,
                            keep=torch.cat([heads, r_idx * width + j_idx + bs - 1]))
         return out[n:], out[:n], True
@@ -143,12 +146,16 @@ def generate(
             for r in users.nonzero().flatten().tolist() if called else ():
                 forwards[rows[r]] += 1
             picked, p_conf, p_entropy = predict(
-                logits, cfg.temperature, None if generators is None else [generators[i] for i in rows], r_idx
+                logits, cfg.temperature, None if generators is None else [generators[i] for i in rows], r_idx,
+                scores=bs > 1,
             )
             tokens = torch.full_like(cur, mask_id).index_put_((r_idx, j_idx), picked)
-            conf = torch.zeros(cur.shape, device=device).index_put_((r_idx, j_idx), p_conf)
-            entropy = torch.zeros(cur.shape, device=device).index_put_((r_idx, j_idx), p_entropy)
-            take = select(cfg, conf, entropy, todo)
+            if bs == 1:  # a one-slot block: every rule commits its single slot
+                take = todo
+            else:
+                conf = torch.zeros(cur.shape, device=device).index_put_((r_idx, j_idx), p_conf)
+                entropy = torch.zeros(cur.shape, device=device).index_put_((r_idx, j_idx), p_entropy)
+                take = select(cfg, conf, entropy, todo)
             cur = torch.where(take, tokens, cur)
             committed = committed | take
             if on_step is not None:

@@ -12,16 +12,16 @@ from .config import SamplerConfig
 
 
 def predict(
-    logits: torch.Tensor, temperature: float, generators: list[torch.Generator] | None, rows: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    logits: torch.Tensor, temperature: float, generators: list[torch.Generator] | None, rows: torch.Tensor,
+    *, scores: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """Tokens, their probabilities and entropies (K,) from logits (K, V) of K masked positions.
 
     Greedy at temperature 0; otherwise Gumbel-max sampling from logits / temperature. `rows` (K,) says
     which sequence each position belongs to: each sequence draws from its own generator, so its
-    samples do not depend on the batch it runs in.
+    samples do not depend on the batch it runs in. Without `scores` only the tokens are computed.
     """
     scaled = logits if temperature == 0 else logits / temperature
-    logp = torch.log_softmax(scaled, -1)
     if temperature == 0:
         tokens = scaled.argmax(-1)
     else:
@@ -32,6 +32,9 @@ def predict(
             u = torch.rand((len(at), scaled.shape[-1]), generator=g, device=g.device).to(scaled.device)
             noise[at] = -torch.log(-torch.log(u.clamp_min(1e-20)))
         tokens = (scaled + noise).argmax(-1)
+    if not scores:
+        return tokens, None, None
+    logp = torch.log_softmax(scaled, -1)
     conf = logp.gather(-1, tokens[:, None]).squeeze(-1).exp()
     entropy = -(logp.exp() * logp).nan_to_num().sum(-1)
     return tokens, conf, entropy
