@@ -13,12 +13,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from playwright.async_api import Error as PlaywrightError
+
 from . import probe
 from .pool import BrowserGone, CheckTimedOut, get_pool
 from .report import RenderReport
 from .server import PageServer
 
-DESKTOP = {"width": 1024, "height": 640}
+DESKTOP = {"width": 800, "height": 500}  # a laptop-ish window; small enough that SwiftShader keeps up
 PHONE = {"width": 390, "height": 844}
 
 
@@ -27,10 +29,11 @@ class CheckOptions:
     ready_timeout_s: float = 5.0
     navigation_timeout_s: float = 10.0
     shot_times_s: tuple[float, float] = (0.5, 1.5)  # after ready: does the scene move on its own?
-    settle_s: float = 0.3  # after each scripted action, for a few frames to render
+    step_ms: int = 50  # page time let run after each scripted action, with the page's clock paused
     min_content_px: int = 100  # fewer pixels off the background colour than this is a blank canvas
     thumbnail_width: int = 320
-    total_timeout_s: float = 40.0
+    step_timeout_s: float = 15.0  # any one Playwright call; SwiftShader on a busy CPU is slow to paint
+    total_timeout_s: float = 75.0
 
 
 DEFAULTS = CheckOptions()
@@ -94,14 +97,20 @@ def _static_root() -> Path:
 async def _check(browser, images, html: str, url: str, *, route_page: bool, options: CheckOptions) -> RenderReport:
     report = RenderReport(url=url)
     context = await browser.new_context(viewport=DESKTOP, device_scale_factor=1, service_workers="block")
-    context.set_default_timeout(5_000)
+    context.set_default_timeout(options.step_timeout_s * 1000)
     try:
         page = await context.new_page()
         if route_page:
             await _route_production_page(page, url, html)
         await page.add_init_script(probe.INIT_SCRIPT)
         _listen(page, report)
-        await _run_checks(page, images, html, report, options)
+        try:
+            await _run_checks(page, images, html, report, options)
+        except PlaywrightError as exc:
+            # A step that timed out or a page that crashed: a verdict on the page, with what was seen so far.
+            done = ", ".join(report.timings) or "nothing"
+            report.add("browser", False, f"the check stopped after {done}: {_first_line(exc)}")
+            _judge_messages(report)
     finally:
         await context.close()  # also kills a renderer stuck in a loop
     return report
@@ -169,9 +178,6 @@ async def _run_checks(page, images, html: str, report: RenderReport, options: Ch
     first_at, last_at = options.shot_times_s
     await _sleep_until(ready_at + first_at)
     first = await observer.observe()
-    # What the page does by itself over one settle interval, so its own motion is not taken for a response.
-    await asyncio.sleep(options.settle_s)
-    idle = await observer.observe()
     await _sleep_until(ready_at + last_at)
     last = await observer.observe()
     report.screenshots.update(
@@ -182,7 +188,7 @@ async def _run_checks(page, images, html: str, report: RenderReport, options: Ch
     await _judge_canvas(images, box, first.shot, last.shot, report, options)
     report.timings["shots_s"] = time.monotonic() - t0
 
-    await _judge_interaction(page, observer, box, (first, idle), last, report, options)
+    await _judge_interaction(page, observer, box, report, options)
     report.timings["interaction_s"] = time.monotonic() - t0
 
     await _judge_overflow(page, report)
@@ -263,10 +269,22 @@ class _Observer:
         return after.mutations - before.mutations, pixels
 
 
-async def _judge_interaction(page, observer: _Observer, box, idle_pair, before: _Moment,
-                             report: RenderReport, options: CheckOptions) -> None:
-    """Click a part (or the canvas centre) and move a slider; each must change the canvas or the DOM."""
-    idle_dom, idle_px = await observer.change(*idle_pair)
+async def _judge_interaction(page, observer: _Observer, box, report: RenderReport, options: CheckOptions) -> None:
+    """Click a part (or the canvas centre) and move a slider; each must change the canvas or the DOM.
+
+    The page's clock is paused meanwhile and advanced by the same `step_ms` after each action and
+    once without one, so a scene that moves by itself is not taken for one that responds.
+    """
+    await page.clock.install()
+    await page.clock.pause_at(int(time.time() * 1000) + 100)
+
+    async def step() -> _Moment:
+        await page.clock.run_for(options.step_ms)
+        return await observer.observe()
+
+    start = await step()
+    before = await step()
+    idle_dom, idle_px = await observer.change(start, before)
     threshold_px = 2 * idle_px + options.min_content_px
 
     def responded(dom: int, pixels: int) -> bool:
@@ -282,12 +300,11 @@ async def _judge_interaction(page, observer: _Observer, box, idle_pair, before: 
         target, what = None, None
     if target:
         await page.mouse.click(*target)
-        await asyncio.sleep(options.settle_s)
-        after = await observer.observe()
+        after = await step()
         dom, pixels = await observer.change(before, after)
         opened = after.open_part is not None and after.open_part != before.open_part
         results["click"] = {"what": what, "dom_mutations": dom, "canvas_px": pixels, "part_opened": opened,
-                            "responded": opened or responded(dom, pixels)}
+                            "canvas_changed": pixels > threshold_px, "responded": opened or responded(dom, pixels)}
         before = after
 
     slider = page.locator('input[type="range"]:visible').first
@@ -296,14 +313,14 @@ async def _judge_interaction(page, observer: _Observer, box, idle_pair, before: 
         # The keyboard moves a range input as a user would and cannot land on an overlay instead.
         await slider.focus()
         await page.keyboard.press(info["key"])
-        await asyncio.sleep(options.settle_s)
-        after = await observer.observe()
+        after = await step()
         dom, pixels = await observer.change(before, after)
         value = await slider.input_value()
         results["slider"] = {"what": f"slider {info['label']!r} {info['value']} -> {value}",
-                             "dom_mutations": dom, "canvas_px": pixels,
+                             "dom_mutations": dom, "canvas_px": pixels, "canvas_changed": pixels > threshold_px,
                              "responded": value != info["value"] and responded(dom, pixels)}
 
+    await page.clock.resume()
     report.metrics["interaction"] = {"idle_dom_mutations": idle_dom, "idle_canvas_px": idle_px, **results}
     required = []
     if part and part.get("count"):

@@ -5,12 +5,11 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 
-# Checks that decide `passed`; others (e.g. "animates") are reported for people to read.
-REQUIRED_CHECKS = ("ready", "errors", "csp", "network", "canvas", "interaction", "overflow")
-
 
 @dataclass
 class CheckResult:
+    """One check's verdict; only `required` checks decide the report (others, like "animates", inform)."""
+
     passed: bool
     detail: str
     required: bool = True

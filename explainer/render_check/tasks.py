@@ -18,8 +18,8 @@ from explainer.services.render_checks import render_check_run
     autoretry_for=(redis.ConnectionError, OperationalError),
     max_retries=2,
     retry_backoff=5,
-    soft_time_limit=90,
-    time_limit=120,
+    soft_time_limit=100,  # the check's own limit is 75 s
+    time_limit=130,
 )
 def render_check(self, page_id: int) -> str:
     try:
