@@ -48,6 +48,12 @@ def resolve_device(device: str) -> str:
     return device
 
 
+def default_threads() -> int:
+    """CPU cores not already busy, at least 1: oversubscribed torch threads spin-wait and crawl."""
+    cores = os.cpu_count() or 1
+    return max(1, min(cores, round(cores - os.getloadavg()[0])))
+
+
 def load_backend(settings: EngineSettings | None = None):
     """Instantiate the configured page backend with the configured checkpoint and device."""
     from model_worker.backends import load_backend as build

@@ -22,7 +22,7 @@ NOTE = "<|note|>"
 # Order fixes the ids: pad=0, mask=1, eos=2, question=3, page=4, previous=5, note=6.
 SPECIAL_TOKENS = (PAD, MASK, EOS, QUESTION, PAGE, PREVIOUS, NOTE)
 
-DEFAULT_VOCAB_SIZE = 6144
+DEFAULT_VOCAB_SIZE = 4096
 
 
 def kit_texts(kit_dir: Path = KIT_DIR) -> Iterator[str]:

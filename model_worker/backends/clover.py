@@ -1,0 +1,147 @@
+"""The real page backend: a Clover checkpoint decoded by block diffusion, streamed block by block."""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from model_worker.backends.base import PageRequest, PageResult, PageSink
+from model_worker.config import DEFAULT_MODEL_PATH, default_threads, resolve_device
+from model_worker.prompt import build_prompt, check_fits, extract_page
+from model_worker.tokenizer import load_tokenizer
+
+# Named decoding settings. `diffusion` is the default; `ar` is the same checkpoint at block size 1.
+DECODING = {
+    "diffusion": dict(block_size=32, rule="threshold", threshold=0.9),
+    "ar": dict(block_size=1, rule="threshold", threshold=0.9),
+}
+MIN_PAGE_TOKENS = 256
+DRAFT_MIN_INTERVAL_S = 0.05  # at most ~20 drafts a second: a screen needs no more
+
+
+class CheckpointFolderError(FileNotFoundError):
+    """The checkpoint folder is missing, incomplete or unreadable."""
+
+
+def load_checkpoint(path: str | Path, device: str = "auto", dtype: torch.dtype = torch.float32):
+    """Tokenizer and model from a checkpoint folder, the model in eval mode on `device`."""
+    from model_worker.clover import CheckpointError, CloverForBlockDiffusion
+
+    path = Path(path)
+    if not path.is_dir():
+        raise CheckpointFolderError(f"no checkpoint folder at {path}")
+    missing = [name for name in ("config.json", "tokenizer.json", "model.safetensors") if not (path / name).is_file()]
+    if missing:
+        raise CheckpointFolderError(f"checkpoint folder {path} lacks {', '.join(missing)}")
+    try:
+        tok = load_tokenizer(path)
+    except Exception as exc:
+        raise CheckpointFolderError(f"tokenizer in {path} could not be loaded: {exc}") from exc
+    try:
+        model = CloverForBlockDiffusion.from_pretrained(path, dtype=dtype)
+    except CheckpointError as exc:
+        raise CheckpointFolderError(str(exc)) from exc
+    if model.config.vocab_size < len(tok):
+        raise CheckpointFolderError(
+            f"checkpoint folder {path}: tokenizer has {len(tok)} tokens, the model only {model.config.vocab_size}"
+        )
+    return tok, model.to(resolve_device(device)).eval()
+
+
+class CloverBackend:
+    """`PageBackend` over a Clover checkpoint; loads it once and serves pages one at a time."""
+
+    def __init__(self, path: str | Path = DEFAULT_MODEL_PATH, device: str = "auto", decoding: str = "diffusion",
+                 max_new_tokens: int | None = None, threads: int | None = None, **sampler_overrides):
+        if resolve_device(device) == "cpu":
+            torch.set_num_threads(threads or default_threads())
+        self.path = Path(path)
+        self.tok, self.model = load_checkpoint(path, device)
+        self.context = self.model.config.max_position_embeddings
+        self.sampler = self._sampler(decoding, max_new_tokens, sampler_overrides)
+        # One decoded string per token id, so drafts cost a list lookup per position.
+        special = set(self.tok.all_special_ids)
+        self.pieces = ["" if i in special else self.tok.decode([i]) for i in range(len(self.tok))]
+
+    def _sampler(self, decoding: str, max_new_tokens: int | None, overrides: dict):
+        from model_worker.sampler import SamplerConfig
+
+        if decoding not in DECODING:
+            raise ValueError(f"unknown decoding {decoding!r}; choose one of {', '.join(DECODING)}")
+        cfg = SamplerConfig(**{**DECODING[decoding], **overrides}, max_new_tokens=max_new_tokens or self.context)
+        trained = list(self.model.config.trained_block_sizes)
+        if cfg.block_size not in trained:
+            raise ValueError(f"block size {cfg.block_size} was not trained for the checkpoint in "
+                             f"{self.path}; trained block sizes: {trained}")
+        return cfg
+
+    def with_decoding(self, decoding: str, **overrides) -> CloverBackend:
+        """Another backend over the same loaded weights with other decoding settings."""
+        other = copy.copy(self)
+        keep = {k: getattr(self.sampler, k) for k in ("rule", "threshold", "factor", "entropy_bound", "k")}
+        other.sampler = self._sampler(decoding, self.sampler.max_new_tokens, {**keep, **overrides})
+        return other
+
+    def prompt_ids(self, request: PageRequest) -> list[int]:
+        ids = build_prompt(self.tok, question=request.question, lang=request.lang,
+                           previous_page=request.previous_page, topic_note=request.topic_note)
+        check_fits(len(ids), context=self.context, min_page_tokens=MIN_PAGE_TOKENS)
+        return ids
+
+    def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult:
+        from model_worker.sampler import generate
+
+        prompt = self.prompt_ids(request)
+        stream = _TextStream(self.tok, sink, self.pieces)
+        cfg = replace(self.sampler, max_new_tokens=min(self.sampler.max_new_tokens, self.context - len(prompt)))
+        [out] = generate(self.model, [prompt], cfg, on_step=stream.step, on_block=stream.block,
+                         should_stop=sink.should_stop)
+        stream.flush()
+        text = self.tok.decode(out.tokens, skip_special_tokens=True)
+        return PageResult(html=extract_page(text), stats=_figures(out.stats), stopped=out.stopped_by == "stop")
+
+
+class _TextStream:
+    """Turns sampler callbacks into sink calls: throttled drafts, and exact text per committed block.
+
+    Byte-level tokens can split one character across blocks, so a block's text is the growth of the
+    decoded whole, holding back a trailing partial character until the next block completes it.
+    """
+
+    def __init__(self, tok, sink: PageSink, pieces: list[str], clock=time.monotonic):
+        self.tok, self.sink, self.pieces, self.clock = tok, sink, pieces, clock
+        self.tokens: list[int] = []
+        self.sent = 0
+        self.last_draft = float("-inf")
+        self.last_block = -1
+
+    def step(self, seq: int, block: int, tokens: list[int], masked: list[bool]) -> None:
+        now = self.clock()
+        if now - self.last_draft < DRAFT_MIN_INTERVAL_S:
+            return
+        self.last_draft = now
+        self.sink.on_draft(block, [None if m else self.pieces[t] for t, m in zip(tokens, masked, strict=True)])
+
+    def block(self, seq: int, block: int, tokens: list[int]) -> None:
+        self.tokens.extend(tokens)
+        text = self.tok.decode(self.tokens, skip_special_tokens=True)
+        ready = len(text.rstrip("\ufffd"))
+        self.last_block = block
+        self.sink.on_commit(block, text[self.sent : ready])
+        self.sent = ready
+        self.last_draft = float("-inf")
+
+    def flush(self) -> None:
+        text = self.tok.decode(self.tokens, skip_special_tokens=True)
+        if len(text) > self.sent:
+            self.sink.on_commit(self.last_block, text[self.sent :])
+            self.sent = len(text)
+
+
+def _figures(stats) -> dict:
+    d = stats.as_dict()
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in d.items()}

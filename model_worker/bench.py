@@ -1,0 +1,209 @@
+"""Benchmark one checkpoint decoded by block diffusion and at block size 1, in one run.
+
+`python -m model_worker.bench [--json] [--render] [--prompts N]`
+
+The prompt set is fixed: corpus topics asked in words the training questions do not use, in English
+and Chinese. Figures count generated tokens only (never prompt or padding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from model_worker.config import DEFAULT_MODEL_PATH, REPO_ROOT, resolve_device
+
+# (lang, question, corpus slug it should produce). New wording: none of these is a training question.
+PROMPTS: tuple[tuple[str, str, str], ...] = (
+    ("en", "Explain why the ocean rises and falls twice each day", "tides"),
+    ("zh", "为什么海水每天会涨落两次？", "tides"),
+    ("en", "Why does the sun feel stronger in summer than in winter?", "seasons-axial-tilt"),
+    ("zh", "月亮的样子为什么每天都不一样？", "moon-phases"),
+    ("en", "Show me what a plant cell does to turn light into sugar", "zh-photosynthesis"),
+    ("zh", "磁铁为什么能吸住铁钉？", "magnetism"),
+    ("en", "How does electricity flow around a loop with a battery and a bulb?", "circuits"),
+    ("zh", "原子是由什么组成的？", "atom"),
+    ("en", "What happens to rain after it falls?", "zh-water-cycle"),
+    ("zh", "DNA在细胞分裂前是怎么被复制的？", "dna-replication"),
+    ("en", "Why does a longer string make a swing slower?", "pendulum-period"),
+    ("zh", "为什么会发生日食？", "zh-eclipses"),
+    ("en", "How do nerve cells send messages?", "neuron-firing"),
+    ("zh", "为什么地球上的大陆会移动？", "plate-tectonics"),
+    ("en", "Why does a boat float but a stone sinks?", "zh-buoyancy"),
+    ("zh", "二氧化碳为什么会让地球变暖？", "greenhouse-effect"),
+)
+DEFAULT_PROMPTS = 4
+
+
+def run_decoding(backend, prompts, *, warmup: bool = True) -> tuple[dict, list[str]]:
+    """Decode every prompt one at a time; summed figures and the pages."""
+    from model_worker.prompt import extract_page
+    from model_worker.sampler import generate
+
+    ids = [backend.prompt_ids(_request(lang, q)) for lang, q, _ in prompts]
+    cfg_for = lambda p: replace(backend.sampler, max_new_tokens=min(backend.sampler.max_new_tokens,  # noqa: E731
+                                                                     backend.context - len(p)))
+    if warmup:  # first calls pay for allocator growth and lazy tables; keep them out of the figures
+        generate(backend.model, [ids[0]], replace(cfg_for(ids[0]), max_new_tokens=2 * backend.sampler.block_size))
+    _reset_peak(backend)
+    totals = {"tokens": 0, "forwards": 0, "seconds": 0.0, "first_block_s": 0.0}
+    pages = []
+    for prompt in ids:
+        [out] = generate(backend.model, [prompt], cfg_for(prompt))
+        s = out.stats
+        totals["tokens"] += s.tokens
+        totals["forwards"] += s.forwards
+        totals["seconds"] += s.seconds
+        totals["first_block_s"] += s.first_block_s
+        pages.append(extract_page(backend.tok.decode(out.tokens, skip_special_tokens=True)))
+    n = len(ids)
+    seconds = max(totals["seconds"], 1e-9)
+    figures = {
+        "block_size": backend.sampler.block_size,
+        "rule": backend.sampler.rule,
+        "prompts": n,
+        "tokens": totals["tokens"],
+        "forwards": totals["forwards"],
+        "tokens_per_forward": round(totals["tokens"] / max(totals["forwards"], 1), 3),
+        "forwards_per_s": round(totals["forwards"] / seconds, 2),
+        "tokens_per_s": round(totals["tokens"] / seconds, 2),
+        "seconds": round(seconds, 3),
+        "first_block_s": round(totals["first_block_s"] / n, 4),
+        "peak_memory_mb": _peak_mb(backend),
+    }
+    return figures, pages
+
+
+def render_pass_rate(pages: list[str]) -> dict:
+    """Render-check pages in Chromium through the web tier's checker, run in a child process.
+
+    The engine never imports the web tier; a child process keeps that boundary and one browser serves
+    every page.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for i, html in enumerate(pages):
+            path = Path(folder) / f"page-{i}.html"
+            path.write_text(html, encoding="utf-8")
+            paths.append(str(path))
+        script = (
+            "import json, sys\n"
+            "from explainer.render_check import check_file\n"
+            "out = []\n"
+            "for p in sys.argv[1:]:\n"
+            "    r = check_file(p)\n"
+            "    out.append({'passed': r.passed, 'summary': r.summary()[:300]})\n"
+            "print(json.dumps(out))\n"
+        )
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE",
+                                                                       "explainer.settings.test")}
+        done = subprocess.run([sys.executable, "-c", script, *paths], cwd=REPO_ROOT, env=env,
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"render check failed to run: {done.stderr.strip()[-2000:]}")
+        results = json.loads(done.stdout.strip().splitlines()[-1])
+    passed = sum(r["passed"] for r in results)
+    return {"passed": passed, "checked": len(results), "rate": round(passed / max(len(results), 1), 3),
+            "failures": [r["summary"] for r in results if not r["passed"]]}
+
+
+def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, render: bool = False,
+          block_size: int = 32, rule: str = "threshold", threshold: float = 0.9,
+          max_new_tokens: int | None = None, threads: int | None = None) -> dict:
+    """Both decodings of the same checkpoint on the first `prompts` prompts of the fixed set."""
+    from model_worker.backends.clover import CloverBackend
+
+    if not 1 <= prompts <= len(PROMPTS):
+        raise ValueError(f"--prompts must be between 1 and {len(PROMPTS)}, got {prompts}")
+    chosen = PROMPTS[:prompts]
+    diffusion = CloverBackend(path=path, device=device, threads=threads, block_size=block_size, rule=rule,
+                              threshold=threshold, max_new_tokens=max_new_tokens)
+    ar = diffusion.with_decoding("ar")  # the same weights in memory, decoded at block size 1
+    result = {"checkpoint": str(path), "device": resolve_device(device), "threads": torch.get_num_threads(),
+              "prompt_set": [{"lang": lang, "question": q, "topic": slug} for lang, q, slug in chosen]}
+    pages = {}
+    for name, backend in (("diffusion", diffusion), ("ar", ar)):
+        result[name], pages[name] = run_decoding(backend, chosen)
+    if render:
+        for name in ("diffusion", "ar"):
+            result[name]["render"] = render_pass_rate(pages[name])
+    d, a = result["diffusion"], result["ar"]
+    result["speedup"] = round(d["tokens_per_s"] / max(a["tokens_per_s"], 1e-9), 3)
+    result["forwards_ratio"] = round(a["forwards"] / max(d["forwards"], 1), 3)
+    result["tokens_per_forward_ratio"] = round(d["tokens_per_forward"] / max(a["tokens_per_forward"], 1e-9), 3)
+    return result
+
+
+def format_text(result: dict) -> str:
+    lines = [f"checkpoint {result['checkpoint']} on {result['device']} ({result['threads']} threads), "
+             f"{len(result['prompt_set'])} prompts"]
+    head = f"{'':10} {'tokens':>7} {'forwards':>8} {'tok/fwd':>8} {'fwd/s':>8} {'tok/s':>9} {'first blk s':>11} {'peak MB':>8}"
+    lines.append(head)
+    for name in ("diffusion", "ar"):
+        r = result[name]
+        label = f"{name} b{r['block_size']}"
+        lines.append(f"{label:10} {r['tokens']:>7} {r['forwards']:>8} {r['tokens_per_forward']:>8.2f} "
+                     f"{r['forwards_per_s']:>8.1f} {r['tokens_per_s']:>9.1f} {r['first_block_s']:>11.3f} "
+                     f"{r['peak_memory_mb']:>8.0f}")
+        if "render" in r:
+            lines.append(f"{'':10} render check: {r['render']['passed']}/{r['render']['checked']} passed")
+    lines.append(f"speedup (diffusion tok/s over ar tok/s): {result['speedup']:.2f}x")
+    lines.append(f"forwards saved (ar forwards over diffusion forwards): {result['forwards_ratio']:.2f}x")
+    lines.append(f"tokens per forward ratio: {result['tokens_per_forward_ratio']:.2f}x")
+    return "\n".join(lines)
+
+
+def _request(lang: str, question: str):
+    from model_worker.backends.base import PageRequest
+
+    return PageRequest(question=question, lang=lang)
+
+
+def _reset_peak(backend) -> None:
+    if next(backend.model.parameters()).is_cuda:
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _peak_mb(backend) -> float:
+    """Peak accelerator memory on CUDA; on CPU the process's peak resident set (it never goes down)."""
+    if next(backend.model.parameters()).is_cuda:
+        return round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Block diffusion against block size 1 on one checkpoint.")
+    parser.add_argument("--path", type=Path, default=Path(os.environ.get("MODEL_PATH") or DEFAULT_MODEL_PATH))
+    parser.add_argument("--device", default=os.environ.get("MODEL_DEVICE") or "auto")
+    parser.add_argument("--prompts", type=int, default=DEFAULT_PROMPTS, help=f"how many of the {len(PROMPTS)} fixed prompts")
+    parser.add_argument("--block-size", type=int, default=32)
+    parser.add_argument("--rule", default="threshold")
+    parser.add_argument("--threshold", type=float, default=0.9)
+    parser.add_argument("--max-new-tokens", type=int)
+    parser.add_argument("--render", action="store_true", help="also render-check every page in Chromium")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--threads", type=int)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        result = bench(args.path, device=args.device, prompts=args.prompts, render=args.render,
+                       block_size=args.block_size, rule=args.rule, threshold=args.threshold,
+                       max_new_tokens=args.max_new_tokens, threads=args.threads)
+    except (FileNotFoundError, ValueError) as exc:
+        sys.exit(f"bench: {exc}")
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(result, ensure_ascii=False) if args.json else format_text(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,324 @@
+"""Train a Clover checkpoint on the page corpus with the block-diffusion objective.
+
+`python -m model_worker.train --preset demo --out model_worker/checkpoints/clover-demo`
+
+Every step draws one block size from the trained set (1 included), so the same checkpoint decodes
+by block diffusion and autoregressively. Each step's randomness is derived from (seed, step) alone,
+which makes a resumed run continue exactly where the interrupted one stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import torch
+
+from model_worker.config import default_threads
+from model_worker.prompt import build_prompt, page_target
+from model_worker.tokenizer import DEFAULT_VOCAB_SIZE, kit_texts, load_tokenizer, special_ids, train_tokenizer
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CORPUS_DIR = REPO_ROOT / "model_worker" / "corpus"
+STATE_FILE = "train_state.pt"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    steps: int = 240
+    batch_size: int = 2
+    lr: float = 3e-3
+    min_lr_ratio: float = 0.05
+    warmup: int = 20
+    weight_decay: float = 0.05
+    grad_clip: float = 1.0
+    block_sizes: tuple[int, ...] = (1, 8, 16, 32)
+    # Block size 1 is drawn less often: its GDN pass runs token by token and costs ~5x a wide block.
+    block_weights: tuple[float, ...] = (0.1, 0.25, 0.25, 0.4)
+    context: int = 2560               # max_position_embeddings of the checkpoint
+    previous_budget: int = 128        # tokens of a previous page kept in follow-up prompts
+    followup_rate: float = 0.15       # share of examples that are follow-ups
+    vocab_size: int = DEFAULT_VOCAB_SIZE
+    save_every: int = 20
+    seed: int = 0
+    # Overrides on top of CloverConfig.preset(model_preset): a narrow demo model (about 1.1M parameters),
+    # sized so a full run fits in half an hour on two shared CPU cores.
+    model: dict = field(default_factory=lambda: dict(
+        hidden_size=128, intermediate_size=384, num_hidden_layers=4, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=64, linear_num_key_heads=2, linear_num_value_heads=2,
+        linear_key_head_dim=32, linear_value_head_dim=32,
+    ))
+    model_preset: str = "demo"
+
+    def __post_init__(self):
+        if len(self.block_weights) != len(self.block_sizes):
+            raise ValueError("block_weights needs one weight per block size")
+        if 1 not in self.block_sizes:
+            raise ValueError("block size 1 must be trained so the checkpoint also decodes autoregressively")
+
+
+PRESETS: dict[str, TrainConfig] = {
+    "demo": TrainConfig(),
+    # Seconds on a CPU: for tests and smoke runs.
+    "tiny": TrainConfig(
+        steps=20, batch_size=2, lr=3e-3, warmup=2, block_sizes=(1, 4, 8), block_weights=(1, 1, 1),
+        context=512, previous_budget=32, vocab_size=400, save_every=10, model_preset="tiny",
+        model={"hidden_size": 32, "intermediate_size": 64},
+    ),
+}
+
+
+@dataclass(frozen=True)
+class CorpusPage:
+    slug: str
+    html: str
+    questions: tuple[tuple[str, str], ...]   # (lang, question)
+
+
+# ---------------------------------------------------------------------------------------------- data
+
+def load_corpus(corpus_dir: Path = CORPUS_DIR) -> list[CorpusPage]:
+    """Read the exemplar pages and their questions from the corpus folder."""
+    from model_worker.corpus import load_pages  # the corpus package owns its on-disk format
+
+    pages = [CorpusPage(slug=p.slug, html=p.html, questions=p.questions) for p in load_pages(corpus_dir)]
+    if not pages:
+        raise FileNotFoundError(f"no exemplar pages under {corpus_dir}")
+    return pages
+
+
+def tokenizer_texts(pages: list[CorpusPage]):
+    """Text the tokenizer learns from: every page, every question, and the kit source."""
+    for page in pages:
+        yield page.html
+        for _, q in page.questions:
+            yield q
+    yield from kit_texts()
+
+
+@dataclass(frozen=True)
+class Example:
+    ids: list[int]
+    prompt_len: int
+
+
+def build_examples(tok, pages: list[CorpusPage], cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
+    """Direct examples (question -> page) and follow-ups (previous page + question -> page)."""
+    targets = {p.slug: page_target(tok, p.html) for p in pages}
+    direct, followups = [], []
+    for i, page in enumerate(pages):
+        for lang, question in page.questions:
+            prompt = build_prompt(tok, question=question, lang=lang)
+            direct.append(_example(prompt, targets[page.slug], cfg.context, page.slug))
+            prev = pages[(i + 1) % len(pages)] if len(pages) > 1 else page
+            prompt = build_prompt(tok, question=question, lang=lang,
+                                  previous_page=_head(tok, prev.html, cfg.previous_budget))
+            followups.append(_example(prompt, targets[page.slug], cfg.context, page.slug))
+    return direct, followups
+
+
+def _head(tok, html: str, budget: int) -> str:
+    ids = tok.encode(html, add_special_tokens=False)[:budget]
+    return tok.decode(ids)
+
+
+def _example(prompt: list[int], target: list[int], context: int, slug: str) -> Example:
+    if len(prompt) + len(target) > context:
+        raise ValueError(
+            f"page {slug!r} needs {len(prompt) + len(target)} tokens with its prompt; "
+            f"the training context is {context}: raise --context or shorten the page"
+        )
+    return Example(ids=prompt + target, prompt_len=len(prompt))
+
+
+def collate(batch: list[Example], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad to the longest example; only page tokens (and EOS) are maskable."""
+    length = max(len(e.ids) for e in batch)
+    input_ids = torch.full((len(batch), length), pad_id, dtype=torch.long)
+    maskable = torch.zeros((len(batch), length), dtype=torch.bool)
+    for row, e in enumerate(batch):
+        input_ids[row, : len(e.ids)] = torch.tensor(e.ids)
+        maskable[row, e.prompt_len : len(e.ids)] = True
+    return input_ids, maskable
+
+
+# ------------------------------------------------------------------------------------------ training
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Linear warmup, then cosine decay to `min_lr_ratio` of the peak."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def step_batch(step: int, cfg: TrainConfig, direct: list[Example], followups: list[Example]):
+    """The examples, block size and mask generator of one step, from (seed, step) alone."""
+    rng = random.Random(cfg.seed * 1_000_003 + step)
+    batch = [
+        rng.choice(followups) if followups and rng.random() < cfg.followup_rate else rng.choice(direct)
+        for _ in range(cfg.batch_size)
+    ]
+    block_size = rng.choices(cfg.block_sizes, weights=cfg.block_weights)[0]
+    generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
+    return batch, block_size, generator
+
+
+def make_model(tok, cfg: TrainConfig):
+    from model_worker.clover import CloverConfig, CloverForBlockDiffusion
+
+    ids = special_ids(tok)
+    config = CloverConfig.preset(
+        cfg.model_preset,
+        **{
+            **cfg.model,
+            "vocab_size": len(tok),
+            "mask_token_id": ids["mask"],
+            "eos_token_id": ids["eos"],
+            "pad_token_id": ids["pad"],
+            "max_position_embeddings": cfg.context,
+            "trained_block_sizes": list(cfg.block_sizes),
+        },
+    )
+    torch.manual_seed(cfg.seed)
+    return CloverForBlockDiffusion(config)
+
+
+def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[CorpusPage] | None = None,
+          stop_after: int | None = None, progress: bool = True, log=print) -> dict:
+    """Train (or resume) into `out`; returns a summary with the first and last logged losses."""
+    from tqdm import tqdm
+
+    out.mkdir(parents=True, exist_ok=True)
+    state_path = out / STATE_FILE
+    state = None
+    if resume and state_path.is_file():
+        state = torch.load(state_path, map_location="cpu", weights_only=False)
+        cfg = _config_from_dict(state["config"])
+        log(f"resuming from step {state['step']} of {cfg.steps} in {out}")
+    pages = pages if pages is not None else load_corpus()
+
+    if state is not None or (out / "tokenizer.json").is_file():
+        tok = load_tokenizer(out)
+    else:
+        tok = train_tokenizer(tokenizer_texts(pages), vocab_size=cfg.vocab_size)
+        tok.save_pretrained(str(out))
+    direct, followups = build_examples(tok, pages, cfg)
+
+    model = make_model(tok, cfg)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "embed" not in n]
+    no_decay = [p for n, p in model.named_parameters() if not (p.dim() >= 2 and "embed" not in n)]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=cfg.lr, betas=(0.9, 0.95),
+    )
+    start, losses = 0, []
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        torch.set_rng_state(state["torch_rng"])
+        start, losses = state["step"], state["losses"]
+
+    pad_id = special_ids(tok)["pad"]
+    end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
+    model.train()
+    bar = tqdm(range(start, end), initial=start, total=cfg.steps, disable=not progress, desc="train",
+               mininterval=2.0)
+    t0 = time.perf_counter()
+    for step in bar:
+        batch, block_size, generator = step_batch(step, cfg, direct, followups)
+        input_ids, maskable = collate(batch, pad_id)
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        loss = model.block_diffusion_loss(input_ids, block_size=block_size, maskable=maskable,
+                                          generator=generator)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        losses.append(round(float(loss.detach()), 5))
+        bar.set_postfix(loss=f"{float(loss):.3f}", block=block_size)
+        done = step + 1
+        if done % cfg.save_every == 0 or done == end:
+            _save(out, model, optimizer, tok, cfg, done, losses)
+            if not progress:
+                log(f"step {done}/{cfg.steps} loss {_mean(losses[-cfg.save_every:]):.4f} "
+                    f"({time.perf_counter() - t0:.0f}s)")
+    bar.close()
+    return {"step": end, "losses": losses, "seconds": time.perf_counter() - t0}
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / max(1, len(xs))
+
+
+def _save(out: Path, model, optimizer, tok, cfg: TrainConfig, step: int, losses: list[float]) -> None:
+    """Write the resumable state, then the loadable checkpoint; each file is replaced atomically."""
+    tmp = out / (STATE_FILE + ".tmp")
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                "losses": losses, "torch_rng": torch.get_rng_state(), "config": _config_to_dict(cfg)}, tmp)
+    os.replace(tmp, out / STATE_FILE)
+    model.save_pretrained(str(out))
+    tok.save_pretrained(str(out))
+    (out / "training.json").write_text(json.dumps(
+        {"step": step, "config": _config_to_dict(cfg), "loss_last_50": _mean(losses[-50:])}, indent=2) + "\n")
+
+
+def _config_to_dict(cfg: TrainConfig) -> dict:
+    d = asdict(cfg)
+    d["block_sizes"] = list(cfg.block_sizes)
+    d["block_weights"] = list(cfg.block_weights)
+    return d
+
+
+def _config_from_dict(d: dict) -> TrainConfig:
+    return TrainConfig(**{**d, "block_sizes": tuple(d["block_sizes"]), "block_weights": tuple(d["block_weights"])})
+
+
+def export(src: Path, dest: Path, *, dtype: str = "float32") -> None:
+    """Copy a trained checkpoint without its optimizer state, weights cast to `dtype`."""
+    from model_worker.clover import CloverForBlockDiffusion
+
+    model = CloverForBlockDiffusion.from_pretrained(str(src))
+    model.to(getattr(torch, dtype)).save_pretrained(str(dest))
+    load_tokenizer(src).save_pretrained(str(dest))
+    if (src / "training.json").is_file():
+        (dest / "training.json").write_text((src / "training.json").read_text())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Train a Clover page model with block diffusion.")
+    parser.add_argument("--preset", default="demo", choices=sorted(PRESETS))
+    parser.add_argument("--steps", type=int)
+    parser.add_argument("--batch-size", type=int)
+    parser.add_argument("--lr", type=float)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--save-every", type=int)
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "var" / "train" / "clover-demo")
+    parser.add_argument("--resume", action="store_true", help="continue from the state saved in --out")
+    parser.add_argument("--export", type=Path, help="after training, write a copy without optimizer state here")
+    parser.add_argument("--threads", type=int, default=default_threads(),
+                        help="torch threads (default: the cores not already busy, at least 1)")
+    parser.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(args.threads)
+    overrides = {k: v for k, v in {"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr,
+                                   "seed": args.seed, "save_every": args.save_every}.items() if v is not None}
+    cfg = replace(PRESETS[args.preset], **overrides)
+    summary = train(cfg, args.out, resume=args.resume, progress=not args.no_progress)
+    print(f"trained to step {summary['step']} in {summary['seconds']:.0f}s; "
+          f"last loss {_mean(summary['losses'][-50:]):.4f}; checkpoint in {args.out}")
+    if args.export:
+        export(args.out, args.export)
+        print(f"exported to {args.export}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Training: the block-diffusion objective lowers the loss, and an interrupted run resumes exactly."""
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from model_worker.train import PRESETS, CorpusPage, build_examples, collate, step_batch, train
+
+PAGES = [
+    CorpusPage(
+        slug=f"topic-{i}",
+        html=(
+            f'<!doctype html>\n<html lang="en"><body><script type="module">\nimport {{ start }} from "kit";\n'
+            f'const app = start({{ title: "Topic {i}" }});\napp.sphere({{ radius: {i + 1} }});\n'
+            "</script></body></html>"
+        ),
+        questions=(("en", f"What is topic {i}?"), ("zh", f"主题{i}是什么？")),
+    )
+    for i in range(4)
+]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.slow
+def test_training_on_a_tiny_corpus_lowers_the_loss(tmp_path):
+    cfg = replace(PRESETS["tiny"], steps=60, save_every=60, lr=1e-2)
+    losses = train(cfg, tmp_path, pages=PAGES, progress=False, log=lambda _: None)["losses"]
+    assert sum(losses[-10:]) / 10 < 0.6 * sum(losses[:10]) / 10
+    assert (tmp_path / "config.json").is_file() and (tmp_path / "tokenizer.json").is_file()
+
+
+def test_a_run_interrupted_and_resumed_ends_in_the_same_state_as_an_uninterrupted_one(tmp_path):
+    cfg = replace(PRESETS["tiny"], steps=8, save_every=3)
+    straight = train(cfg, tmp_path / "a", pages=PAGES, progress=False, log=lambda _: None)
+    train(cfg, tmp_path / "b", pages=PAGES, progress=False, stop_after=5, log=lambda _: None)
+    resumed = train(cfg, tmp_path / "b", pages=PAGES, progress=False, resume=True, log=lambda _: None)
+    assert resumed["losses"] == straight["losses"]
+    a = torch.load(tmp_path / "a" / "train_state.pt", weights_only=False)
+    b = torch.load(tmp_path / "b" / "train_state.pt", weights_only=False)
+    assert a["step"] == b["step"] == 8
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), name
+
+
+def test_the_same_seed_gives_the_same_run_and_another_seed_a_different_one(tmp_path):
+    cfg = replace(PRESETS["tiny"], steps=3, save_every=3)
+    one = train(cfg, tmp_path / "a", pages=PAGES, progress=False, log=lambda _: None)["losses"]
+    two = train(cfg, tmp_path / "b", pages=PAGES, progress=False, log=lambda _: None)["losses"]
+    other = train(replace(cfg, seed=1), tmp_path / "c", pages=PAGES, progress=False, log=lambda _: None)["losses"]
+    assert one == two and one != other
+
+
+def test_every_trained_block_size_including_one_is_drawn():
+    cfg = PRESETS["demo"]
+    drawn = {step_batch(step, cfg, [None], [None])[1] for step in range(200)}
+    assert drawn == set(cfg.block_sizes) and 1 in drawn
+
+
+def test_examples_mask_only_the_page_and_cover_both_languages_and_follow_ups(tmp_path):
+    from model_worker.tokenizer import special_ids, train_tokenizer
+
+    tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
+    direct, followups = build_examples(tok, PAGES, PRESETS["tiny"])
+    assert len(direct) == len(followups) == sum(len(p.questions) for p in PAGES)
+    ids = special_ids(tok)
+    assert all(e.ids[e.prompt_len - 1] == ids["page"] and e.ids[-1] == ids["eos"] for e in direct)
+    assert all(e.ids[0] == ids["previous"] for e in followups)
+    input_ids, maskable = collate(direct[:2], ids["pad"])
+    assert not maskable[0, : direct[0].prompt_len].any() and maskable[0, direct[0].prompt_len : len(direct[0].ids)].all()
+    assert not maskable[0, len(direct[0].ids) :].any()
+
+
+def test_a_page_longer_than_the_context_is_refused_naming_it(tmp_path):
+    from model_worker.tokenizer import train_tokenizer
+
+    tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
+    with pytest.raises(ValueError, match="topic-0.*context is 16"):
+        build_examples(tok, PAGES, replace(PRESETS["tiny"], context=16))
