@@ -183,7 +183,8 @@ def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory):
     with django_db_blocker.unblock():
         env = child_env()
     try:
-        children.start("daphne", [sys.executable, "manage.py", "runserver", "--noreload", "--insecure",
+        # --nostatic: explainer.asgi serves static/ with the CORS header sandboxed pages' imports need.
+        children.start("daphne", [sys.executable, "manage.py", "runserver", "--noreload", "--nostatic",
                                   f"127.0.0.1:{port}"], env, lambda _log: _listening("127.0.0.1", port))
         yield f"http://127.0.0.1:{port}"
     finally:

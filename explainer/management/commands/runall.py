@@ -53,8 +53,9 @@ class Command(BaseCommand):
         self._start("qa worker", [*celery, "-A", "explainer", "worker", "-Q", "qa", "-c", "2",
                                   "-n", "qa@%h", "-l", "info", "--without-gossip", "--without-mingle"], env)
         if settings.DEBUG:
-            # Daphne's runserver: ASGI with websockets, and static files while DEBUG is on.
-            web = [sys.executable, "manage.py", "runserver", "--noreload", f"{host}:{port}"]
+            # Daphne's runserver: ASGI with websockets. --nostatic: explainer.asgi serves static/ itself,
+            # with the CORS header sandboxed pages need (runserver's own handler would answer without it).
+            web = [sys.executable, "manage.py", "runserver", "--noreload", "--nostatic", f"{host}:{port}"]
         else:
             web = [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "explainer.asgi:application"]
         self._start("web server", web, env)
