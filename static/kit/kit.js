@@ -2,19 +2,18 @@
 // labels, a timeline, narration, sliders and a legend, in English or Chinese. Reference: docs/kit.md.
 import * as THREE from "three";
 import { OrbitControls } from "three/addons/controls/OrbitControls.js";
-import { CSS2DObject, CSS2DRenderer } from "three/addons/renderers/CSS2DRenderer.js";
+import { CSS2DRenderer } from "three/addons/renderers/CSS2DRenderer.js";
 
 import { hooks, reportError, reportReady } from "./bridge.js";
+import { createControls } from "./controls.js";
+import { createParts } from "./parts.js";
 import { shapes } from "./shapes.js";
 import { pickLang, resolve, words } from "./text.js";
-import { buildLayout, controlsCard, el, fillHeading, legendCard, rangeRow, stepsCard, toggleRow } from "./ui.js";
+import { buildLayout, el, fillHeading, legendCard } from "./ui.js";
 
 export { THREE };
 
 const MAX_PIXEL_RATIO = 2;
-const CLICK_SLOP_PX = 6;
-const HIGHLIGHT = new THREE.Color("#4a6fa5");
-const WHITE = new THREE.Color("#ffffff");
 
 let started = false;
 // A page that imports the kit but never starts it would otherwise stay "loading" until a timeout.
@@ -55,16 +54,6 @@ function addLights(scene, kind) {
   return key;
 }
 
-function visibleInScene(object) {
-  for (let o = object; o; o = o.parent) if (!o.visible) return false;
-  return true;
-}
-
-function isOpaque(object) {
-  const materials = [object.material].flat().filter(Boolean);
-  return materials.some((m) => !m.transparent || m.opacity >= 0.6);
-}
-
 export function start(options = {}) {
   if (started) throw new Error("kit: start() can be called only once per page");
   started = true;
@@ -85,9 +74,9 @@ export function start(options = {}) {
   const renderer = new THREE.WebGLRenderer({ antialias: true });
   renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, MAX_PIXEL_RATIO));
   ui.stage.append(renderer.domElement);
-  const labels = new CSS2DRenderer();
-  labels.domElement.className = "kit-labels";
-  ui.stage.append(labels.domElement);
+  const labelRenderer = new CSS2DRenderer();
+  labelRenderer.domElement.className = "kit-labels";
+  ui.stage.append(labelRenderer.domElement);
 
   const scene = new THREE.Scene();
   scene.background = new THREE.Color(options.background ?? "#0d1322");
@@ -119,7 +108,7 @@ export function start(options = {}) {
     camera.updateProjectionMatrix();
     controls.update();
     renderer.setSize(width, height);
-    labels.setSize(width, height);
+    labelRenderer.setSize(width, height);
     invalidate();
   }
   window.addEventListener("resize", resize);
@@ -158,334 +147,13 @@ export function start(options = {}) {
     return wrapper;
   }
 
-  // ---- Labels ----------------------------------------------------------------------------
-  const tracked = []; // {object, label, offset}: labels follow their object without turning with it
+  const parts = createParts({ scene, camera, renderer, ui, tr, invalidate });
+  const controlsDock = createControls({ ui, w, tr, guarded, invalidate, reducedMotion });
 
-  function label(object, text, { offset, className } = {}) {
-    const node = el("div", `kit-label ${className ?? ""}`.trim(), { text: tr(text) });
-    const obj = new CSS2DObject(node);
-    scene.add(obj);
-    tracked.push({ object, label: obj, offset: offset ? new THREE.Vector3(...offset) : null });
-    invalidate();
-    return obj;
-  }
-
-  const box = new THREE.Box3();
-  function placeLabels() {
-    for (const { object, label: obj, offset } of tracked) {
-      obj.visible = visibleInScene(object);
-      if (!offset) box.setFromObject(object);
-      if (offset || box.isEmpty()) {
-        object.getWorldPosition(obj.position).add(offset ?? new THREE.Vector3(0, 0.5, 0));
-      } else {
-        // Just above the object's current bounds, over their centre (a group's origin may be elsewhere).
-        box.getCenter(obj.position);
-        obj.position.y = box.max.y + 0.25;
-      }
-    }
-  }
-
-  // ---- Parts and the info panel --------------------------------------------------------
-  const parts = [];
-  const partOf = new Map(); // registered root object -> part
-  let hovered = null;
-  let selected = null;
-  let panelOpener = null;
-
-  function part(object, { title, text, label: labelText = true } = {}) {
-    const entry = { object, title: tr(title) || object.name || `part ${parts.length + 1}`, text: tr(text) };
-    parts.push(entry);
-    partOf.set(object, entry);
-    hooks.parts.push(entry.title);
-    if (labelText !== false) {
-      const obj = label(object, labelText === true ? entry.title : labelText, { className: "kit-part-label" });
-      obj.element.addEventListener("click", () => openPart(entry));
-    }
-    const button = el("button", "kit-button", { type: "button", text: entry.title });
-    button.addEventListener("click", () => openPart(entry, button));
-    ui.partsNav.append(button);
-    return object;
-  }
-
-  function openPart(entry, opener = null) {
-    selected = entry;
-    panelOpener = opener;
-    ui.panelTitle.textContent = entry.title;
-    ui.panelText.textContent = entry.text;
-    ui.panel.hidden = false;
-    hooks.openPart = entry.title;
-    if (opener) ui.panel.focus();
-    applyHighlight();
-  }
-
-  function closePanel() {
-    ui.panel.hidden = true;
-    selected = null;
-    hooks.openPart = null;
-    applyHighlight();
-    if (panelOpener) panelOpener.focus();
-    panelOpener = null;
-  }
-  ui.close.addEventListener("click", closePanel);
-  window.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && !ui.panel.hidden) closePanel();
-  });
-
-  const saved = new Map(); // material -> what the highlight changed
-  function applyHighlight() {
-    for (const [mat, before] of saved) {
-      if (before.emissive) mat.emissive.copy(before.emissive);
-      else mat.color.copy(before.color);
-    }
-    saved.clear();
-    for (const entry of new Set([hovered, selected].filter(Boolean))) {
-      entry.object.traverse((o) => {
-        for (const mat of [o.material].flat().filter(Boolean)) {
-          if (saved.has(mat)) continue;
-          if (mat.emissive) {
-            saved.set(mat, { emissive: mat.emissive.clone() });
-            mat.emissive.add(HIGHLIGHT);
-          } else if (mat.color) {
-            saved.set(mat, { color: mat.color.clone() });
-            mat.color.lerp(WHITE, 0.35);
-          }
-        }
-      });
-    }
-    renderer.domElement.style.cursor = hovered ? "pointer" : "";
-    invalidate();
-  }
-
-  const raycaster = new THREE.Raycaster();
-  raycaster.params.Line.threshold = 0.05;
-  raycaster.params.Points.threshold = 0.1;
-  const ndc = new THREE.Vector2();
-
-  function pick(clientX, clientY) {
-    const rect = renderer.domElement.getBoundingClientRect();
-    ndc.set(((clientX - rect.left) / rect.width) * 2 - 1, -((clientY - rect.top) / rect.height) * 2 + 1);
-    raycaster.setFromCamera(ndc, camera);
-    const hits = raycaster
-      .intersectObjects(parts.map((p) => p.object), true)
-      .filter((hit) => visibleInScene(hit.object));
-    // See-through shells (membranes, atmospheres) let clicks reach the solid parts inside them.
-    const hit = hits.find((h) => isOpaque(h.object)) ?? hits[0];
-    if (!hit) return null;
-    for (let o = hit.object; o; o = o.parent) if (partOf.has(o)) return partOf.get(o);
-    return null;
-  }
-
-  let down = null;
-  const canvas = renderer.domElement;
-  canvas.addEventListener("pointerdown", (e) => {
-    down = { x: e.clientX, y: e.clientY };
-  });
-  canvas.addEventListener("pointerup", (e) => {
-    if (!down || Math.hypot(e.clientX - down.x, e.clientY - down.y) > CLICK_SLOP_PX) return;
-    down = null;
-    const entry = pick(e.clientX, e.clientY);
-    if (entry) openPart(entry);
-  });
-  canvas.addEventListener("pointermove", (e) => {
-    if (e.pointerType !== "mouse" || e.buttons) return;
-    const entry = pick(e.clientX, e.clientY);
-    if (entry !== hovered) {
-      hovered = entry;
-      applyHighlight();
-    }
-  });
-  canvas.addEventListener("pointerleave", () => {
-    if (hovered) {
-      hovered = null;
-      applyHighlight();
-    }
-  });
-
-  // A viewport point where a real click lands on the part (for the render check), or null.
-  function pointFor(title) {
-    const entry = parts.find((p) => p.title === title);
-    if (!entry || !visibleInScene(entry.object)) return null;
-    scene.updateMatrixWorld(true);
-    const box = new THREE.Box3().setFromObject(entry.object);
-    if (box.isEmpty()) return null;
-    const rect = canvas.getBoundingClientRect();
-    const candidates = [box.getCenter(new THREE.Vector3())];
-    entry.object.traverse((o) => {
-      if (o.isMesh) candidates.push(o.getWorldPosition(new THREE.Vector3()));
-      if (o.isLine || o.isPoints) {
-        // Thin parts: only points on the line itself can be hit.
-        const position = o.geometry.attributes.position;
-        const stride = Math.max(1, Math.floor(position.count / 16));
-        for (let i = 0; i < position.count; i += stride)
-          candidates.push(new THREE.Vector3().fromBufferAttribute(position, i).applyMatrix4(o.matrixWorld));
-      }
-    });
-    for (let i = 1; i < 5; i++)
-      for (let j = 1; j < 5; j++)
-        for (let k = 1; k < 5; k++)
-          candidates.push(new THREE.Vector3(i / 5, j / 5, k / 5).multiply(box.getSize(new THREE.Vector3())).add(box.min));
-    for (const world of candidates) {
-      const p = world.clone().project(camera);
-      if (Math.abs(p.x) > 0.98 || Math.abs(p.y) > 0.98 || p.z > 1) continue;
-      const x = rect.left + ((p.x + 1) / 2) * rect.width;
-      const y = rect.top + ((1 - p.y) / 2) * rect.height;
-      if (document.elementFromPoint(x, y) === canvas && pick(x, y) === entry) return { x, y };
-    }
-    return null;
-  }
-
-  // ---- Legend ----------------------------------------------------------------------------
   function legend(items) {
     const card = legendCard(items.map((i) => ({ color: i.color, text: tr(i.text) })), w.legend);
     ui.side.append(card);
     return card;
-  }
-
-  // ---- Sliders and toggles ------------------------------------------------------------
-  function slider({ label: name, min = 0, max = 1, step = 0.01, value = min, format } = {}, onInput = () => {}) {
-    const { row, input, readout } = rangeRow({ label: tr(name), min, max, step, value });
-    const show = (v) => (readout.textContent = format ? tr(format(v)) : String(v));
-    const call = guarded(onInput);
-    input.addEventListener("input", () => {
-      const v = Number(input.value);
-      show(v);
-      call(v);
-    });
-    input.set = (v) => {
-      input.value = String(v);
-      input.dispatchEvent(new Event("input"));
-      return input;
-    };
-    controlsCard(ui.dock, w.controls).append(row);
-    hooks.sliders.push(input);
-    show(Number(input.value));
-    call(Number(input.value));
-    return input;
-  }
-
-  function toggle({ label: name, value = false } = {}, onChange = () => {}) {
-    const { row, input } = toggleRow({ label: tr(name), value });
-    const call = guarded(onChange);
-    input.addEventListener("change", () => call(input.checked));
-    input.set = (on) => {
-      input.checked = Boolean(on);
-      input.dispatchEvent(new Event("change"));
-      return input;
-    };
-    controlsCard(ui.dock, w.controls).append(row);
-    call(input.checked);
-    return input;
-  }
-
-  // ---- Timeline ----------------------------------------------------------------------------
-  let timelineApi = null;
-
-  function timeline({ duration = 10, label: name, format, loop = true, autoplay = true, speed = 1 } = {}) {
-    if (timelineApi) throw new Error("kit: one timeline per page");
-    const animations = [];
-    const { row, input, readout } = rangeRow({ label: tr(name ?? w.timeline), min: 0, max: duration, step: "any", value: 0 });
-    const play = el("button", "kit-button kit-play", { type: "button" });
-    row.prepend(play);
-    row.classList.add("kit-timeline");
-    const card = controlsCard(ui.dock, w.controls);
-    card.prepend(row);
-    hooks.timeline = input;
-    hooks.sliders.unshift(input);
-
-    const api = {
-      time: 0,
-      duration,
-      playing: false,
-      add(animationName, fn) {
-        const safe = guarded(fn, animations);
-        animations.push(safe);
-        hooks.animations.push(animationName);
-        safe(api.time, api.time / duration);
-        return api;
-      },
-      seek(t) {
-        api.time = Math.min(Math.max(t, 0), duration);
-        input.value = String(api.time);
-        readout.textContent = format ? tr(format(api.time)) : api.time.toFixed(1);
-        for (const fn of [...animations]) fn(api.time, api.time / duration);
-        invalidate();
-        return api;
-      },
-      play() {
-        if (api.time >= duration && !loop) api.seek(0);
-        api.playing = true;
-        paint();
-        return api;
-      },
-      pause() {
-        api.playing = false;
-        paint();
-        return api;
-      },
-      advance(dt) {
-        if (!api.playing) return;
-        let t = api.time + dt * speed;
-        if (t >= duration) {
-          if (loop) t %= duration;
-          else {
-            t = duration;
-            api.playing = false;
-            paint();
-          }
-        }
-        api.seek(t);
-      },
-    };
-    function paint() {
-      const label = api.playing ? w.pause : api.time >= duration && !loop ? w.replay : w.play;
-      play.textContent = api.playing ? "❚❚" : "▶";
-      play.setAttribute("aria-label", label);
-      play.title = label;
-    }
-    play.addEventListener("click", () => (api.playing ? api.pause() : api.play()));
-    input.addEventListener("input", () => {
-      api.pause();
-      api.seek(Number(input.value));
-    });
-    Object.defineProperty(hooks, "time", { get: () => api.time, configurable: true });
-    api.seek(0);
-    if (autoplay && !reducedMotion) api.play();
-    else paint();
-    timelineApi = api;
-    return api;
-  }
-
-  // ---- Narration -----------------------------------------------------------------------------
-  function steps(list) {
-    const card = stepsCard(w);
-    ui.dock.prepend(card.card);
-    const api = {
-      index: 0,
-      count: list.length,
-      go(i, { pause = true } = {}) {
-        api.index = Math.min(Math.max(i, 0), list.length - 1);
-        const step = list[api.index];
-        card.title.textContent = tr(step.title);
-        card.text.textContent = tr(step.text);
-        card.counter.textContent = w.step(api.index + 1, list.length);
-        card.prev.disabled = api.index === 0;
-        card.next.disabled = api.index === list.length - 1;
-        if (step.at !== undefined && timelineApi) {
-          if (pause) timelineApi.pause();
-          timelineApi.seek(step.at);
-        }
-        if (step.enter) guarded(step.enter)();
-        invalidate();
-        return api;
-      },
-      next: () => api.go(api.index + 1),
-      prev: () => api.go(api.index - 1),
-    };
-    card.prev.addEventListener("click", api.prev);
-    card.next.addEventListener("click", api.next);
-    hooks.step = () => ({ index: api.index, count: api.count });
-    api.go(0, { pause: false }); // the first step sets the scene without stopping autoplay
-    return api;
   }
 
   // ---- Frame loop ------------------------------------------------------------------------
@@ -505,14 +173,14 @@ export function start(options = {}) {
     const dt = reducedMotion ? 0 : real;
     elapsed += dt;
     try {
-      if (timelineApi) timelineApi.advance(real);
+      controlsDock.advance(real);
       for (const fn of [...frameCallbacks]) fn(dt, elapsed);
       controls.update();
-      if (!dirty && !frameCallbacks.length && !(timelineApi && timelineApi.playing)) return;
+      if (!dirty && !frameCallbacks.length && !controlsDock.playing()) return;
       dirty = false;
-      placeLabels();
+      parts.placeLabels();
       renderer.render(scene, camera);
-      labels.render(scene, camera);
+      labelRenderer.render(scene, camera);
       hooks.frames += 1;
     } catch (error) {
       renderer.setAnimationLoop(null);
@@ -526,14 +194,6 @@ export function start(options = {}) {
     controls.update();
     invalidate();
   }
-
-  hooks.open = (title) => {
-    const entry = parts.find((p) => p.title === title);
-    if (entry) openPart(entry);
-    return Boolean(entry);
-  };
-  hooks.close = closePanel;
-  hooks.pointFor = pointFor;
 
   // Ready once the page script has run (the load event waits for module scripts), the stylesheet
   // is in, and two frames have been drawn without an error.
@@ -555,7 +215,8 @@ export function start(options = {}) {
   return {
     THREE, scene, camera, renderer, controls, light, lang, reducedMotion,
     ...shapes(scene),
-    part, label, legend, slider, toggle, timeline, steps, onFrame, focus, invalidate,
-    open: (object) => partOf.has(object) && openPart(partOf.get(object)),
+    part: parts.part, label: parts.label, open: parts.open, legend,
+    slider: controlsDock.slider, toggle: controlsDock.toggle, timeline: controlsDock.timeline, steps: controlsDock.steps,
+    onFrame, focus, invalidate,
   };
 }
