@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -140,6 +142,22 @@ def test_a_failing_frame_callback_is_reported_once_and_stops_being_called(open_p
     assert page.evaluate("document.documentElement.dataset.kitState") == "error"
     assert page.evaluate("window.calls") == 1
     assert page.evaluate("__kit.errors") == ["Error: boom"]
+
+
+def test_the_complete_page_in_the_kit_reference_works(browser, kit_server):
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "kit.md").read_text(encoding="utf-8")
+    kit_server.pages["reference.html"] = re.search(r"```html\n(.*?)```", reference, re.S).group(1)
+    page = browser.new_page()
+    problems = []
+    page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+    try:
+        page.goto(f"{kit_server.url}/pages/reference.html")
+        assert wait_until_settled(page) == "ready", page.evaluate("__kit.errors")
+        assert page.evaluate("__kit.parts") == ["Earth", "Moon", "Sunlight"]
+        assert page.evaluate("__kit.animations") == ["orbit"]
+    finally:
+        page.close()
+    assert problems == []
 
 
 def test_a_clean_page_has_no_errors_and_loads_nothing_from_other_hosts(open_page):
