@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -36,8 +35,12 @@ def test_backend(monkeypatch):
     tasks.backend.cache_clear()
 
 
-def queued_finishes(redis_db) -> list[list]:
-    return [json.loads(m)["headers"]["argsrepr"] for m in redis_db.lrange("qa", 0, -1)]
+@pytest.fixture
+def handoffs(monkeypatch) -> list[tuple]:
+    """What the task hands to the qa queue (recorded here: a qa worker from other tests may be consuming it)."""
+    sent = []
+    monkeypatch.setattr(tasks.app, "send_task", lambda name, args, queue: sent.append((name, *args, queue)))
+    return sent
 
 
 def test_a_finished_page_is_described_as_done_with_its_html_and_stats():
@@ -73,25 +76,26 @@ def test_the_stream_sink_thins_out_drafts_but_keeps_every_commit_and_counts_toke
     assert sent[-1]["tokens"] == 10 and sent[-1]["blocks"] == 1
 
 
-def test_the_task_streams_the_page_then_hands_the_outcome_to_the_qa_queue_once(redis_db, test_backend):
+def test_the_task_streams_the_page_then_hands_the_outcome_to_the_qa_queue_once(redis_db, test_backend, handoffs):
     request = {"question": "What is sound?", "lang": "en", "previous_page": None, "topic_note": None}
     assert tasks.generate_page("gen-1", request) == "done"
     streamed = events.decode(events.since(redis_db, "gen-1"))
     assert "".join(e["text"] for e in streamed if e["type"] == "commit") == page_for(PageRequest(**request))
-    finishes = queued_finishes(redis_db)
-    assert len(finishes) == 1 and "gen-1" in finishes[0] and "'done'" in finishes[0]
+    [(name, generation_id, outcome, queue)] = handoffs
+    assert (name, generation_id, queue) == ("explainer.finish_generation", "gen-1", "qa")
+    assert outcome["status"] == "done" and outcome["html"] == page_for(PageRequest(**request))
     # A redelivery of the same message does nothing.
     assert tasks.generate_page("gen-1", request) == "skipped"
-    assert len(queued_finishes(redis_db)) == 1
+    assert len(handoffs) == 1
 
 
-def test_a_generation_cancelled_while_queued_never_reaches_the_model(redis_db, test_backend):
+def test_a_generation_cancelled_while_queued_never_reaches_the_model(redis_db, test_backend, handoffs):
     events.cancel(redis_db, "gen-2")
     assert tasks.generate_page("gen-2", {"question": "What is sound?"}) == "cancelled"
     assert not [e for e in events.decode(events.since(redis_db, "gen-2")) if e["type"] == "draft"]
 
 
-def test_a_missing_checkpoint_is_reported_and_the_worker_keeps_going(redis_db, monkeypatch, tmp_path):
+def test_a_missing_checkpoint_is_reported_and_the_worker_keeps_going(redis_db, monkeypatch, tmp_path, handoffs):
     monkeypatch.setenv("MODEL_BACKEND", "model_worker.backends.clover:CloverBackend")
     monkeypatch.setenv("MODEL_PATH", str(tmp_path / "no-such-checkpoint"))
     tasks.backend.cache_clear()
@@ -99,8 +103,9 @@ def test_a_missing_checkpoint_is_reported_and_the_worker_keeps_going(redis_db, m
         assert tasks.generate_page("gen-3", {"question": "What is sound?"}) == "failed"
     finally:
         tasks.backend.cache_clear()
-    finish = queued_finishes(redis_db)[0]
-    assert "model_unavailable" in finish
+    [(_, _, outcome, _)] = handoffs
+    assert outcome["error_code"] == "model_unavailable"
+    assert str(tmp_path / "no-such-checkpoint") in outcome["error_message"]
 
 
 def test_the_gpu_worker_modules_load_without_django_or_the_web_app():
