@@ -1,9 +1,14 @@
 """Gated delta rule over whole blocks, returning what Clover needs besides the output.
 
-The algorithm is transformers' `torch_chunk_gated_delta_rule` (Qwen3.5) with the chunk set to the
-block size. Unlike the Qwen function it also returns, for every block, the recurrent state at the
-block start and the memory readout `m_i = S_startᵀ q_i`: Clover's joint softmax reads that slot, and
-the training objective starts every noisy block from the clean state at its start.
+The algorithm is transformers' `torch_chunk_gated_delta_rule` (Qwen3.5), with chunks made of whole
+blocks: at least 64 tokens, or the whole input when it is shorter. Unlike the Qwen function it also
+returns:
+- for every token i, the memory readout `m_i = S_bᵀ q_i`, where S_b is the state at the start of
+  i's block (Clover's joint softmax reads that slot);
+- optionally, the state at every block start (the training objective starts every noisy block from
+  the clean state at its start).
+Inside a chunk, the state at a block start b follows the same WY form as the chunk-end update:
+S_b = exp(cum_{b-1}) S_c + Σ_{j<b} exp(cum_{b-1} - cum_j) k_j v_newⱼᵀ.
 """
 
 from __future__ import annotations
@@ -18,13 +23,37 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
     torch_recurrent_gated_delta_rule,
 )
 
-__all__ = ["BlockResult", "delta_blocks", "gated_delta_blocks", "torch_chunk_gated_delta_rule", "torch_recurrent_gated_delta_rule"]
+__all__ = [
+    "BlockResult", "delta_blocks", "gated_delta_blocks", "torch_chunk_gated_delta_rule",
+    "torch_recurrent_gated_delta_rule",
+]
+
+MIN_CHUNK = 64
+
+
+class BlockResult(NamedTuple):
+    """Block-major (N, H, nb, B, ...) float32 results, plus unit q/k for Clover's joint softmax."""
+
+    out: torch.Tensor
+    memory: torch.Tensor
+    states: torch.Tensor | None  # (N, nb + 1, H, dk, dv): every block start, then the final state
+    final: torch.Tensor  # (N, H, dk, dv)
+    q_unit: torch.Tensor
+    k_unit: torch.Tensor
+    value: torch.Tensor
 
 
 @functools.cache
-def _strict_upper(size: int, device: torch.device, inference: bool) -> torch.Tensor:
-    # Keyed by inference mode: a tensor made under torch.inference_mode cannot enter autograd later.
-    return torch.ones(size, size, dtype=torch.bool, device=device).triu(1)
+def _masks(chunk: int, block_size: int, device: torch.device, inference: bool):
+    """Index and mask tables of one chunk. Keyed by inference mode: a tensor made under
+    torch.inference_mode cannot enter autograd later."""
+    pos = torch.arange(chunk, device=device)
+    start = pos // block_size * block_size  # the block start of every position
+    after = pos[None, :] > pos[:, None]  # j > i: outside the causal window
+    not_before_start = pos[None, :] >= start[:, None]  # j >= start(i): outside the memory window
+    starts = torch.arange(0, chunk, block_size, device=device)
+    not_before_block = pos[None, :] >= starts[:, None]  # (nbc, C)
+    return (start - 1).clamp_min(0), start > 0, after, not_before_start, not_before_block
 
 
 def gated_delta_blocks(
@@ -37,7 +66,7 @@ def gated_delta_blocks(
     block_size: int,
     initial_state: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Causal gated delta rule over `T = nb * block_size` tokens, one chunk per block.
+    """Causal gated delta rule over `T = nb * block_size` tokens.
 
     query, key: (N, T, Hk, dk); value: (N, T, H, dv); g, beta: (N, T, H); initial_state: (N, H, dk, dv).
     Returns output (N, T, H, dv), memory readout (N, T, H, dv) and states (N, nb + 1, H, dk, dv): the
@@ -50,18 +79,9 @@ def gated_delta_blocks(
     return out, mem, r.states
 
 
-class BlockResult(NamedTuple):
-    """Block-major (N, H, nb, B, ...) float32 results, plus unit q/k for Clover's joint softmax."""
-
-    out: torch.Tensor
-    memory: torch.Tensor
-    states: torch.Tensor  # (N, nb + 1, H, dk, dv)
-    q_unit: torch.Tensor
-    k_unit: torch.Tensor
-    value: torch.Tensor
-
-
-def delta_blocks(query, key, value, g, beta, *, block_size: int, initial_state=None) -> BlockResult:
+def delta_blocks(
+    query, key, value, g, beta, *, block_size: int, initial_state=None, keep_states: bool = True
+) -> BlockResult:
     n, t, hk, dk = key.shape
     h, dv = value.shape[-2:]
     nb = t // block_size
@@ -70,50 +90,70 @@ def delta_blocks(query, key, value, g, beta, *, block_size: int, initial_state=N
     if hk != h:  # grouped value heads, as in Qwen3.5
         query = query.repeat_interleave(h // hk, dim=2)
         key = key.repeat_interleave(h // hk, dim=2)
+    chunk = min(block_size * -(-MIN_CHUNK // block_size), t)
+    pad = -t % chunk
+    nc = (t + pad) // chunk
 
-    def blocks(x: torch.Tensor) -> torch.Tensor:  # (N, T, H, ...) -> (N, H, nb, B, ...)
+    def chunks(x: torch.Tensor) -> torch.Tensor:  # (N, T, H, ...) -> (N, H, nc, C, ...), zero padded
         x = x.transpose(1, 2).float()
-        return x.reshape(n, h, nb, block_size, *x.shape[3:])
+        if pad:  # padded tokens have beta = 0 and g = 0: they leave the state untouched
+            x = torch.cat([x, x.new_zeros(*x.shape[:2], pad, *x.shape[3:])], 2)
+        return x.reshape(n, h, nc, chunk, *x.shape[3:])
 
-    q_unit = blocks(l2norm(query.float()))
-    k = blocks(l2norm(key.float()))
+    q_unit = chunks(l2norm(query.float()))
+    k = chunks(l2norm(key.float()))
     q = q_unit * dk**-0.5
-    v = blocks(value)
-    beta = blocks(beta)
-    cum = blocks(g).cumsum(-1)  # (N, H, nb, B): log of the decay from the block start to each position
+    v = chunks(value)
+    beta = chunks(beta)
+    cum = chunks(g).cumsum(-1)  # (N, H, nc, C): log of the decay from the chunk start to each position
+    prev, has_prev, after, mem_out, block_out = _masks(chunk, block_size, q.device,
+                                                       torch.is_inference_mode_enabled())
+    cum_b = torch.where(has_prev, cum[..., prev], 0.0)  # log decay up to each position's block start
     k_beta = k * beta.unsqueeze(-1)
     v_beta = v * beta.unsqueeze(-1)
     k_beta_decayed = k_beta * cum.exp().unsqueeze(-1)
 
-    if block_size == 1:  # the UT system is the identity and there is nothing inside the block to mask
-        new_v, k_cum = v_beta, k_beta_decayed
-        intra = (q * k).sum(-1, keepdim=True)
-    else:
-        pair = (cum.unsqueeze(-1) - cum.unsqueeze(-2))
-        pair = pair.masked_fill(_strict_upper(block_size, q.device, torch.is_inference_mode_enabled()),
-                                float("-inf")).exp()
-        ut = (k_beta @ k.transpose(-1, -2)) * pair
-        # One triangular solve for both right-hand sides (Qwen3.5 makes two).
-        solved = torch.linalg.solve_triangular(ut, torch.cat([v_beta, k_beta_decayed], -1), upper=False,
-                                               unitriangular=True)
-        new_v, k_cum = solved.split([dv, dk], -1)
-        intra = (q @ k.transpose(-1, -2)) * pair
+    diff = cum.unsqueeze(-1) - cum.unsqueeze(-2)
+    pair = diff.masked_fill(after, float("-inf")).exp()
+    ut = (k_beta @ k.transpose(-1, -2)) * pair
+    # One triangular solve for both right-hand sides (Qwen3.5 makes two).
+    solved = torch.linalg.solve_triangular(ut, torch.cat([v_beta, k_beta_decayed], -1), upper=False,
+                                           unitriangular=True)
+    new_v, k_cum = solved.split([dv, dk], -1)
+    qk = q @ k.transpose(-1, -2)
+    intra = qk * pair
+    intra_mem = qk * (cum_b.unsqueeze(-1) - cum.unsqueeze(-2)).masked_fill(mem_out, float("-inf")).exp()
     q_decayed = q * cum.exp().unsqueeze(-1)
+    q_mem = q * cum_b.exp().unsqueeze(-1)
     k_decayed = k * (cum[..., -1:] - cum).exp().unsqueeze(-1)
-    block_decay = cum[..., -1].exp()[..., None, None]  # (N, H, nb, 1, 1)
+    chunk_decay = cum[..., -1].exp()[..., None, None]  # (N, H, nc, 1, 1)
+    if keep_states:
+        starts = cum_b[..., ::block_size]  # (N, H, nc, nbc)
+        weights = (starts.unsqueeze(-1) - cum.unsqueeze(-2)).masked_fill(block_out, float("-inf")).exp()
+        k_weighted = (weights.unsqueeze(-1) * k.unsqueeze(3)).transpose(-1, -2)  # (N, H, nc, nbc, dk, C)
 
     state = (
         torch.zeros(n, h, dk, dv, dtype=torch.float32, device=q.device)
         if initial_state is None
         else initial_state.float()
     )
-    states = [state]
-    outs, mems = [], []
-    for i in range(nb):
-        mems.append(q[:, :, i] @ state)
-        v_new = new_v[:, :, i] - k_cum[:, :, i] @ state
-        outs.append(q_decayed[:, :, i] @ state + intra[:, :, i] @ v_new)
-        state = state * block_decay[:, :, i] + k_decayed[:, :, i].transpose(-1, -2) @ v_new
-        states.append(state)
-    stack = (lambda xs: xs[0].unsqueeze(2)) if nb == 1 else (lambda xs: torch.stack(xs, 2))
-    return BlockResult(stack(outs), stack(mems), torch.stack(states, 1), q_unit, k, v)
+    outs, mems, block_states = [], [], []
+    for c in range(nc):
+        v_new = new_v[:, :, c] - k_cum[:, :, c] @ state
+        outs.append(q_decayed[:, :, c] @ state + intra[:, :, c] @ v_new)
+        mems.append(q_mem[:, :, c] @ state + intra_mem[:, :, c] @ v_new)
+        if keep_states:
+            block_states.append(starts[:, :, c, :, None, None].exp() * state.unsqueeze(2)
+                                + k_weighted[:, :, c] @ v_new.unsqueeze(2))
+        state = state * chunk_decay[:, :, c] + k_decayed[:, :, c].transpose(-1, -2) @ v_new
+
+    def blocks(xs: list[torch.Tensor], width: int) -> torch.Tensor:  # -> (N, H, nb, B, width)
+        x = xs[0] if nc == 1 else torch.cat(xs, 2)
+        return x[:, :, :t].reshape(n, h, nb, block_size, width)
+
+    states = None
+    if keep_states:
+        starts_all = block_states[0] if nc == 1 else torch.cat(block_states, 2)  # (N, H, nb', dk, dv)
+        states = torch.cat([starts_all[:, :, :nb], state.unsqueeze(2)], 2).transpose(1, 2)
+    flat = lambda x: x.reshape(n, h, nc * chunk, -1)[:, :, :t].reshape(n, h, nb, block_size, -1)  # noqa: E731
+    return BlockResult(blocks(outs, dv), blocks(mems, dv), states, state, flat(q_unit), flat(k), flat(v))

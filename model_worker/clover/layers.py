@@ -111,11 +111,12 @@ class CloverGatedDeltaNet(nn.Module):
         block_size: int,
         state: torch.Tensor | None = None,
         left: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        keep_states: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor]:
         """f(history, blocks): x (N, T, D) whole blocks after a history summarised by `state` and `left`.
 
-        Returns output (N, T, D), states at every block boundary (N, nb + 1, H, dk, dv) and the
-        pre-conv inputs (N, C, T) from which conv context is taken.
+        Returns output (N, T, D), the states at every block start and the end (N, nb + 1, H, dk, dv)
+        if `keep_states`, the final state, and the pre-conv inputs (N, C, T) that give conv context.
         """
         n, t, _ = x.shape
         names = ("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a")
@@ -131,13 +132,14 @@ class CloverGatedDeltaNet(nn.Module):
         beta = b.sigmoid()
         g = -self.A_log.float().exp() * F.softplus(a.float() + self.dt_bias)
 
-        r = delta_blocks(query, key, value, g, beta, block_size=block_size, initial_state=state)
+        r = delta_blocks(query, key, value, g, beta, block_size=block_size, initial_state=state,
+                         keep_states=keep_states)
         out = r.out + self.joint_gate[:, None, None, None].float() * self.joint_softmax(r, block_size)
         out = out.reshape(n, self.num_v_heads, t, self.head_v_dim).transpose(1, 2)
 
         z = z.reshape(-1, self.head_v_dim)
         out = self.norm(out.to(x.dtype).reshape(-1, self.head_v_dim), z).reshape(n, t, -1)
-        return self.out_proj(out), r.states, pre
+        return self.out_proj(out), r.states, r.final, pre
 
     def joint_softmax(self, r: BlockResult, block_size: int) -> torch.Tensor:
         """One softmax per query over [memory slot m_i] + every token of its block (bidirectional)."""
@@ -221,9 +223,11 @@ class CloverDecoderLayer(nn.Module):
         if self.layer_type == "linear_attention":
             state = cache.recurrent if cache is not None else None
             left = cache.conv if cache is not None else None
-            mixed, states, pre = self.linear_attn(x, block_size=p.block_size, state=state, left=left)
+            partial = cache is not None and 0 < p.commit < x.shape[1] // p.block_size
+            mixed, states, final, pre = self.linear_attn(x, block_size=p.block_size, state=state, left=left,
+                                                         keep_states=partial)
             if cache is not None and p.commit:
-                cache.recurrent.copy_(states[:, p.commit])
+                cache.recurrent.copy_(states[:, p.commit] if partial else final)
                 width = cache.conv.shape[-1]
                 cache.conv.copy_(torch.cat([cache.conv, pre[..., : p.commit * p.block_size]], -1)[..., -width:])
         else:
@@ -240,17 +244,17 @@ class CloverDecoderLayer(nn.Module):
         n, t, d = xc.shape
         nb = t // block_size
         if self.layer_type == "linear_attention":
-            mc, states, pre = self.linear_attn(xc, block_size=block_size)
+            mc, states, _, pre = self.linear_attn(xc, block_size=block_size, keep_states=True)
             width = self.linear_attn.conv_kernel_size - 1
             # Left conv context of block j: the clean pre-conv inputs of the `width` tokens before it.
             left = F.pad(pre, (width, 0)).unfold(-1, width, block_size)[:, :, :nb]  # (N, C, nb, width)
             left = left.permute(0, 2, 1, 3).reshape(n * nb, -1, width)
-            mn, _, _ = self.linear_attn(
+            mn = self.linear_attn(
                 xn.reshape(n * nb, block_size, d),
                 block_size=block_size,
                 state=states[:, :nb].reshape(n * nb, *states.shape[2:]),
                 left=left,
-            )
+            )[0]
             mn = mn.reshape(n, t, d)
         else:
             cos, sin, clean_mask, noisy_mask = tables
