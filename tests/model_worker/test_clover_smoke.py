@@ -25,3 +25,15 @@ def test_a_tiny_model_saves_reloads_with_auto_classes_and_decodes_the_same(tmp_p
     second = generate(again, [[5, 6, 7]], cfg)[0]
     assert first.tokens == second.tokens
     assert 0 < len(first.tokens) <= 12
+
+
+def test_the_mixture_of_experts_option_trains_and_decodes_blocks():
+    torch.manual_seed(0)
+    model = CloverForBlockDiffusion(CloverConfig.preset("tiny", num_experts=4, num_experts_per_tok=2,
+                                                        moe_intermediate_size=16,
+                                                        shared_expert_intermediate_size=16))
+    assert hasattr(model.model.layers[0].mlp, "experts")
+    ids = torch.randint(4, 64, (2, 16))
+    model.block_diffusion_loss(ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool)).backward()
+    out = generate(model.eval(), [[5, 6, 7]], SamplerConfig(block_size=4, max_new_tokens=9))[0]
+    assert 0 < len(out.tokens) <= 9 and 3 not in out.tokens
