@@ -89,7 +89,7 @@ class CloverBackend:
     def prompt_ids(self, request: PageRequest) -> list[int]:
         ids = build_prompt(self.tok, question=request.question, lang=request.lang,
                            previous_page=request.previous_page, topic_note=request.topic_note)
-        check_fits(len(ids), context=self.context, min_page_tokens=MIN_PAGE_TOKENS)
+        check_fits(len(ids), context=self.context, min_page_tokens=min(MIN_PAGE_TOKENS, self.context // 4))
         return ids
 
     def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult:
@@ -100,7 +100,6 @@ class CloverBackend:
         cfg = replace(self.sampler, max_new_tokens=min(self.sampler.max_new_tokens, self.context - len(prompt)))
         [out] = generate(self.model, [prompt], cfg, on_step=stream.step, on_block=stream.block,
                          should_stop=sink.should_stop)
-        stream.flush()
         text = self.tok.decode(out.tokens, skip_special_tokens=True)
         return PageResult(html=extract_page(text), stats=_figures(out.stats), stopped=out.stopped_by == "stop")
 
@@ -109,7 +108,8 @@ class _TextStream:
     """Turns sampler callbacks into sink calls: throttled drafts, and exact text per committed block.
 
     Byte-level tokens can split one character across blocks, so a block's text is the growth of the
-    decoded whole, holding back a trailing partial character until the next block completes it.
+    decoded whole, holding back a trailing partial character until the next block completes it (one
+    still incomplete when decoding ends is not text and is never sent).
     """
 
     def __init__(self, tok, sink: PageSink, pieces: list[str], clock=time.monotonic):
@@ -117,7 +117,6 @@ class _TextStream:
         self.tokens: list[int] = []
         self.sent = 0
         self.last_draft = float("-inf")
-        self.last_block = -1
 
     def step(self, seq: int, block: int, tokens: list[int], masked: list[bool]) -> None:
         now = self.clock()
@@ -130,16 +129,10 @@ class _TextStream:
         self.tokens.extend(tokens)
         text = self.tok.decode(self.tokens, skip_special_tokens=True)
         ready = len(text.rstrip("\ufffd"))
-        self.last_block = block
         self.sink.on_commit(block, text[self.sent : ready])
         self.sent = ready
         self.last_draft = float("-inf")
 
-    def flush(self) -> None:
-        text = self.tok.decode(self.tokens, skip_special_tokens=True)
-        if len(text) > self.sent:
-            self.sink.on_commit(self.last_block, text[self.sent :])
-            self.sent = len(text)
 
 
 def _figures(stats) -> dict:

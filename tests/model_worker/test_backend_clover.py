@@ -1,0 +1,125 @@
+"""CloverBackend end to end on a tiny random checkpoint: streaming, stopping, and clear refusals."""
+
+import json
+
+import pytest
+import torch
+
+from model_worker.backends.base import PageRequest
+from model_worker.backends.clover import CheckpointFolderError, CloverBackend, _TextStream
+from model_worker.prompt import PromptTooLong
+from model_worker.tokenizer import special_ids, train_tokenizer
+
+PAGE = '<!doctype html>\n<html><body><script type="module">import { start } from "kit";</script></body></html>'
+
+
+def save_tiny_checkpoint(path):
+    from model_worker.clover import CloverConfig, CloverForBlockDiffusion
+
+    tok = train_tokenizer([PAGE] * 20 + ["潮汐是怎样产生的？ Why tides?"], vocab_size=400)
+    ids = special_ids(tok)
+    config = CloverConfig.preset("tiny", vocab_size=len(tok), mask_token_id=ids["mask"], eos_token_id=ids["eos"],
+                                 pad_token_id=ids["pad"], max_position_embeddings=256, trained_block_sizes=[1, 4, 8])
+    torch.manual_seed(0)
+    CloverForBlockDiffusion(config).save_pretrained(str(path))
+    tok.save_pretrained(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("clover-tiny"))
+
+
+@pytest.fixture(scope="module")
+def backend(checkpoint):
+    return CloverBackend(path=checkpoint, device="cpu", threads=1, block_size=8, max_new_tokens=48)
+
+
+class Recorder:
+    def __init__(self, stop_after_commits=None):
+        self.drafts, self.commits, self.stop_after = [], [], stop_after_commits
+
+    def on_draft(self, block, pieces):
+        self.drafts.append((block, pieces))
+
+    def on_commit(self, block, text):
+        self.commits.append((block, text))
+
+    def should_stop(self):
+        return self.stop_after is not None and len(self.commits) >= self.stop_after
+
+
+def test_a_page_streams_drafts_and_one_commit_per_block_then_returns_html_and_figures(backend):
+    sink = Recorder()
+    result = backend.generate_page(PageRequest(question="Why are there tides?"), sink)
+    assert not result.stopped
+    assert sink.drafts and all(len(pieces) <= 8 for _, pieces in sink.drafts)
+    assert any(None in pieces for _, pieces in sink.drafts)  # a draft shows positions still masked
+    blocks = [b for b, _ in sink.commits]
+    assert blocks == sorted(set(blocks)) and blocks[0] == 0
+    assert result.stats["tokens"] > 0 and result.stats["forwards"] >= result.stats["tokens"] / 8
+    for key in ("tokens", "forwards", "tokens_per_forward", "forwards_per_s", "tokens_per_s", "first_block_s", "seconds"):
+        assert key in result.stats
+    assert result.html.strip() in "".join(t for _, t in sink.commits) or result.html.strip() == ""
+
+
+def test_should_stop_ends_the_page_at_the_next_block_boundary(backend):
+    sink = Recorder(stop_after_commits=1)
+    result = backend.generate_page(PageRequest(question="潮汐是怎样产生的？", lang="zh"), sink)
+    assert result.stopped and len(sink.commits) == 1
+    assert result.stats["tokens"] <= 8
+
+
+def test_autoregressive_decoding_of_the_same_weights_takes_one_forward_per_token(backend):
+    ar = backend.with_decoding("ar")
+    assert ar.model is backend.model and ar.sampler.block_size == 1
+    result = ar.generate_page(PageRequest(question="Why are there tides?"), Recorder())
+    assert result.stats["tokens_per_forward"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_block_commits_never_split_a_chinese_character(checkpoint):
+    from model_worker.tokenizer import load_tokenizer
+
+    tok = load_tokenizer(checkpoint)
+    text = "潮汐是引力造成的。"
+    ids = tok.encode(text, add_special_tokens=False)
+    assert len(ids) > len(text)  # characters span several byte tokens in this vocabulary
+    sink = Recorder()
+    stream = _TextStream(tok, sink, [tok.decode([i]) for i in range(len(tok))])
+    for b, start in enumerate(range(0, len(ids), 3)):
+        stream.block(0, b, ids[start : start + 3])
+    assert "".join(t for _, t in sink.commits) == text
+    assert all("\ufffd" not in t for _, t in sink.commits)
+
+
+def test_a_missing_folder_is_refused_naming_the_path(tmp_path):
+    with pytest.raises(CheckpointFolderError, match=str(tmp_path / "nope")):
+        CloverBackend(path=tmp_path / "nope", device="cpu")
+
+
+def test_a_corrupt_checkpoint_folder_is_refused_naming_what_is_wrong(checkpoint, tmp_path):
+    (tmp_path / "tokenizer.json").write_text((checkpoint / "tokenizer.json").read_text())
+    (tmp_path / "tokenizer_config.json").write_text((checkpoint / "tokenizer_config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "clover"}))
+    with pytest.raises(CheckpointFolderError, match="model.safetensors"):
+        CloverBackend(path=tmp_path, device="cpu")
+    (tmp_path / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(CheckpointFolderError, match=str(tmp_path)):
+        CloverBackend(path=tmp_path, device="cpu")
+
+
+def test_a_block_size_the_checkpoint_was_not_trained_for_is_refused(checkpoint):
+    with pytest.raises(ValueError, match=r"block size 32 was not trained.*\[1, 4, 8\]"):
+        CloverBackend(path=checkpoint, device="cpu", block_size=32)
+
+
+def test_an_unknown_commit_rule_is_refused_by_name(checkpoint):
+    with pytest.raises(ValueError, match="'sometimes'"):
+        CloverBackend(path=checkpoint, device="cpu", block_size=8, rule="sometimes")
+
+
+def test_a_prompt_longer_than_the_context_is_refused_with_both_lengths(backend):
+    long_page = "<p>" + "tides " * 400 + "</p>"
+    with pytest.raises(PromptTooLong, match=r"prompt is \d+ tokens; the checkpoint's context is 256"):
+        backend.generate_page(PageRequest(question="Again?", previous_page=long_page), Recorder())

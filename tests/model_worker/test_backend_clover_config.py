@@ -1,0 +1,34 @@
+"""Engine settings: the environment chooses backend, checkpoint and device, and bad values are refused."""
+
+from pathlib import Path
+
+import pytest
+
+from model_worker.config import DEFAULT_BACKEND, DEFAULT_MODEL_PATH, REPO_ROOT, engine_settings, load_backend
+
+
+def test_defaults_are_the_clover_backend_on_the_committed_demo_checkpoint():
+    settings = engine_settings({})
+    assert settings.backend == DEFAULT_BACKEND == "model_worker.backends.clover:CloverBackend"
+    assert settings.model_path == DEFAULT_MODEL_PATH and settings.device == "auto"
+
+
+def test_a_relative_model_path_is_taken_from_the_repository_root():
+    settings = engine_settings({"MODEL_PATH": "var/ckpt", "MODEL_DEVICE": "CPU"})
+    assert settings.model_path == REPO_ROOT / "var" / "ckpt" and settings.device == "cpu"
+    assert engine_settings({"MODEL_PATH": "/abs/ckpt"}).model_path == Path("/abs/ckpt")
+
+
+def test_an_unknown_device_or_malformed_backend_is_refused_by_name():
+    with pytest.raises(ValueError, match="'tpu'"):
+        engine_settings({"MODEL_DEVICE": "tpu"})
+    with pytest.raises(ValueError, match="'nocolon'"):
+        engine_settings({"MODEL_BACKEND": "nocolon"})
+
+
+def test_the_configured_backend_is_built_with_path_and_device(tmp_path):
+    from model_worker.backends.clover import CheckpointFolderError
+
+    settings = engine_settings({"MODEL_PATH": str(tmp_path / "missing"), "MODEL_DEVICE": "cpu"})
+    with pytest.raises(CheckpointFolderError, match="missing"):
+        load_backend(settings)

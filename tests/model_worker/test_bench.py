@@ -1,0 +1,64 @@
+"""The benchmark: both decodings of one checkpoint in one run, as text or one JSON object."""
+
+import json
+
+import pytest
+
+from model_worker import bench
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    from model_worker.clover import CloverConfig, CloverForBlockDiffusion
+    from model_worker.tokenizer import special_ids, train_tokenizer
+
+    path = tmp_path_factory.mktemp("clover-bench")
+    tok = train_tokenizer(["<html><body>tides 潮汐</body></html>"] * 10, vocab_size=300)
+    ids = special_ids(tok)
+    config = CloverConfig.preset("tiny", vocab_size=len(tok), mask_token_id=ids["mask"], eos_token_id=ids["eos"],
+                                 pad_token_id=ids["pad"], max_position_embeddings=256, trained_block_sizes=[1, 8])
+    CloverForBlockDiffusion(config).save_pretrained(str(path))
+    tok.save_pretrained(str(path))
+    return path
+
+
+def test_json_output_holds_both_decodings_and_the_speedup(checkpoint, capsys):
+    bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--prompts", "2",
+                "--block-size", "8", "--max-new-tokens", "16", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    for name, block in (("diffusion", 8), ("ar", 1)):
+        section = result[name]
+        for key in ("tokens", "forwards", "tokens_per_forward", "tokens_per_s", "first_block_s"):
+            assert key in section
+        assert section["block_size"] == block and section["prompts"] == 2
+        assert 0 < section["tokens"] <= 2 * 16  # generated tokens only: the prompts are not counted
+        assert section["tokens_per_forward"] == pytest.approx(section["tokens"] / section["forwards"], abs=1e-3)
+    assert result["ar"]["tokens_per_forward"] <= 1.0
+    assert result["speedup"] == pytest.approx(result["diffusion"]["tokens_per_s"] / result["ar"]["tokens_per_s"], rel=1e-2)
+
+
+def test_text_output_has_a_line_per_decoding_and_the_ratio_lines(checkpoint, capsys):
+    bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--prompts", "1",
+                "--block-size", "8", "--max-new-tokens", "8"])
+    out = capsys.readouterr().out
+    assert "diffusion b8" in out and "ar b1" in out and "speedup" in out and "tokens per forward ratio" in out
+
+
+def test_a_block_size_the_checkpoint_lacks_exits_with_a_message_naming_it(checkpoint):
+    with pytest.raises(SystemExit, match="block size 32 was not trained"):
+        bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--block-size", "32"])
+
+
+def test_a_missing_checkpoint_exits_with_a_message_naming_it(tmp_path):
+    with pytest.raises(SystemExit, match="no checkpoint folder"):
+        bench.main(["--path", str(tmp_path / "gone"), "--device", "cpu", "--threads", "1"])
+
+
+def test_the_fixed_prompt_set_asks_corpus_topics_in_new_words_in_both_languages():
+    from model_worker.corpus import load_pages
+
+    pages = {p.slug: p for p in load_pages()}
+    for lang, question, slug in bench.PROMPTS:
+        assert slug in pages, slug
+        assert question not in pages[slug].questions_en + pages[slug].questions_zh
+    assert {lang for lang, _, _ in bench.PROMPTS[: bench.DEFAULT_PROMPTS]} == {"en", "zh"}
