@@ -31,8 +31,8 @@ STATE_FILE = "train_state.pt"
 
 @dataclass(frozen=True)
 class TrainConfig:
-    steps: int = 240
-    batch_size: int = 2
+    steps: int = 320
+    batch_size: int = 1
     lr: float = 3e-3
     min_lr_ratio: float = 0.05
     warmup: int = 20
@@ -246,7 +246,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
         bar.set_postfix(loss=f"{float(loss):.3f}", block=block_size)
         done = step + 1
         if done % cfg.save_every == 0 or done == end:
-            _save(out, model, optimizer, tok, cfg, done, losses)
+            _save(out, model, optimizer, tok, cfg, done, losses, [p.slug for p in pages])
             if not progress:
                 log(f"step {done}/{cfg.steps} loss {_mean(losses[-cfg.save_every:]):.4f} "
                     f"({time.perf_counter() - t0:.0f}s)")
@@ -258,7 +258,8 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / max(1, len(xs))
 
 
-def _save(out: Path, model, optimizer, tok, cfg: TrainConfig, step: int, losses: list[float]) -> None:
+def _save(out: Path, model, optimizer, tok, cfg: TrainConfig, step: int, losses: list[float],
+          slugs: list[str]) -> None:
     """Write the resumable state, then the loadable checkpoint; each file is replaced atomically."""
     tmp = out / (STATE_FILE + ".tmp")
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
@@ -267,7 +268,8 @@ def _save(out: Path, model, optimizer, tok, cfg: TrainConfig, step: int, losses:
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))
     (out / "training.json").write_text(json.dumps(
-        {"step": step, "config": _config_to_dict(cfg), "loss_last_50": _mean(losses[-50:])}, indent=2) + "\n")
+        {"step": step, "config": _config_to_dict(cfg), "loss_last_50": _mean(losses[-50:]), "pages": slugs},
+        indent=2, ensure_ascii=False) + "\n")
 
 
 def _config_to_dict(cfg: TrainConfig) -> dict:
