@@ -15,6 +15,8 @@ from pathlib import Path
 
 from playwright.async_api import Error as PlaywrightError
 
+from explainer.pages.policy import origin_of
+
 from . import probe
 from .pool import BrowserGone, CheckTimedOut, get_pool
 from .report import RenderReport
@@ -38,27 +40,30 @@ class CheckOptions:
 
 DEFAULTS = CheckOptions()
 _KIT_REFERENCE = re.compile(r"""["'(/]kit/|/static/kit\b""")
-_server: PageServer | None = None
-_server_lock = threading.Lock()
+_servers: dict[str | None, PageServer] = {}
+_servers_lock = threading.Lock()
 
 
-def page_server() -> PageServer:
-    """The process's HTTP server for pages under check, serving the project's static/ folder."""
-    global _server
-    with _server_lock:
-        if _server is None:
-            _server = PageServer(_static_root())
-        return _server
+def page_server(static_from: str | None = None) -> PageServer:
+    """The process's HTTP server for pages under check (one per source of static/)."""
+    with _servers_lock:
+        if static_from not in _servers:
+            _servers[static_from] = PageServer(_static_root(), upstream=static_from)
+        return _servers[static_from]
 
 
 def check_html(html: str, *, base_url: str | None = None, options: CheckOptions = DEFAULTS) -> RenderReport:
-    """Check one page. `base_url`: where to load it (its origin must serve static/); default in-process."""
-    server = page_server() if base_url is None else None
-    url = server.add_page(html) if server else base_url
+    """Check one page, served with the production headers from 127.0.0.1.
+
+    `base_url`: an origin (e.g. a running app) whose /static/ the page should load; by default
+    the project's own static/ folder.
+    """
+    server = page_server(origin_of(base_url) if base_url else None)
+    url = server.add_page(html)
     started = time.monotonic()
     try:
         report = get_pool().run(
-            lambda browser, images: _check(browser, images, html, url, route_page=server is None, options=options),
+            lambda browser, images: _check(browser, images, html, url, options=options),
             timeout_s=options.total_timeout_s,
         )
     except CheckTimedOut as exc:
@@ -68,8 +73,7 @@ def check_html(html: str, *, base_url: str | None = None, options: CheckOptions 
         report = RenderReport(url=url, error=str(exc))
         report.add("ready", False, f"the render check could not run: {exc}")
     finally:
-        if server:
-            server.remove_page(url)
+        server.remove_page(url)
     report.timings["total_s"] = time.monotonic() - started
     return report
 
@@ -94,14 +98,12 @@ def _static_root() -> Path:
     return Path(__file__).resolve().parents[2] / "static"
 
 
-async def _check(browser, images, html: str, url: str, *, route_page: bool, options: CheckOptions) -> RenderReport:
+async def _check(browser, images, html: str, url: str, *, options: CheckOptions) -> RenderReport:
     report = RenderReport(url=url)
     context = await browser.new_context(viewport=DESKTOP, device_scale_factor=1, service_workers="block")
     context.set_default_timeout(options.step_timeout_s * 1000)
     try:
         page = await context.new_page()
-        if route_page:
-            await _route_production_page(page, url, html)
         await page.add_init_script(probe.INIT_SCRIPT)
         _listen(page, report)
         try:
@@ -114,15 +116,6 @@ async def _check(browser, images, html: str, url: str, *, route_page: bool, opti
     finally:
         await context.close()  # also kills a renderer stuck in a loop
     return report
-
-
-async def _route_production_page(page, url: str, html: str) -> None:
-    """Answer `url` with `html` and the production headers; its origin serves everything else."""
-    from explainer.pages.policy import origin_of, page_headers
-
-    origin = origin_of(url)
-    headers = page_headers(asset_origins=[origin], frame_ancestors=[origin])
-    await page.route(url, lambda route: route.fulfill(status=200, headers=headers, body=html))
 
 
 def _listen(page, report: RenderReport) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import mimetypes
 import secrets
 import threading
+import urllib.error
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -22,10 +24,15 @@ mimetypes.add_type("text/javascript", ".mjs")
 
 
 class PageServer:
-    """Serves `static_root` at /static/ and registered HTML documents at /__page__/<token>."""
+    """Serves registered HTML documents at /__page__/<token>, and static/ at /static/.
 
-    def __init__(self, static_root: Path) -> None:
+    static/ comes from `static_root`, or, with `upstream` (an origin such as a running app), from
+    that origin's /static/, relayed: the page then loads the assets that server really serves.
+    """
+
+    def __init__(self, static_root: Path, upstream: str | None = None) -> None:
         self.static_root = Path(static_root).resolve()
+        self.upstream = upstream.rstrip("/") if upstream else None
         self._pages: dict[str, str] = {}
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -75,12 +82,25 @@ class PageServer:
                 return self._send(404, b"not found", {"Content-Type": "text/plain"})
 
             def _static(self, relative: str) -> None:
+                if server.upstream:
+                    return self._relay(f"{server.upstream}{STATIC_PREFIX}{relative}")
                 target = (server.static_root / relative).resolve()
                 if not target.is_relative_to(server.static_root) or not target.is_file():
                     return self._send(404, b"not found", {"Content-Type": "text/plain"})
                 content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
                 headers = {"Content-Type": content_type, "Cache-Control": "max-age=3600", **STATIC_CORS_HEADERS}
                 self._send(200, target.read_bytes(), headers)
+
+            def _relay(self, url: str) -> None:
+                try:
+                    with urllib.request.urlopen(url, timeout=10) as upstream:
+                        status, body = upstream.status, upstream.read()
+                        content_type = upstream.headers.get("Content-Type", "application/octet-stream")
+                except urllib.error.HTTPError as exc:
+                    status, body, content_type = exc.code, b"", "text/plain"
+                except OSError as exc:
+                    status, body, content_type = 502, str(exc).encode(), "text/plain"
+                self._send(status, body, {"Content-Type": content_type, **STATIC_CORS_HEADERS})
 
             def _send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
                 self.send_response(status)

@@ -77,3 +77,15 @@ def test_a_page_that_locks_up_the_browser_fails_instead_of_hanging_the_check():
     assert report.error is None  # a verdict on the page, not a broken checker
     # And the warm browser still works for the next page.
     assert check_html(plain_page()).passed
+
+
+def test_a_page_can_load_its_static_files_from_a_running_server():
+    from explainer.render_check.check import page_server
+
+    # Any origin serving /static/ will do; here, the checker's own server for the project folder.
+    upstream = page_server().origin
+    report = check_html(kit_page(), base_url=upstream)
+    assert report.passed, report.summary()
+    assert report.url.split("/__page__/")[0] != upstream  # relayed, not served by the upstream itself
+    missing = check_html(kit_page(), base_url="http://127.0.0.1:9")  # nothing listens there
+    assert {"ready", "network"} <= set(missing.failed_checks)
