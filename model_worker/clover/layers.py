@@ -93,15 +93,19 @@ class CloverGatedDeltaNet(nn.Module):
         width = self.conv_kernel_size - 1
         if left is None:
             left = pre.new_zeros(n, c, width)
-        # Qwen3.5's causal depthwise conv with its left padding replaced by the real history context.
-        # Written as a weighted sum over sliding windows: on CPU a depthwise conv1d over a few positions
-        # costs far more in kernel setup than the arithmetic.
-        weight = self.conv1d.weight.squeeze(1).to(pre.dtype)  # (C, K)
-        out = (torch.cat([left.to(pre.dtype), pre], -1).unfold(-1, width + 1, 1) * weight[:, None]).sum(-1)
+        # Qwen3.5's causal depthwise conv with its left padding replaced by the real history context,
+        # written as shifted multiply-adds: on CPU a conv1d kernel over a few positions costs more in
+        # setup than the arithmetic, and so does a reduction over a last dimension of 4.
+        weight = self.conv1d.weight.squeeze(1).to(pre.dtype)[:, :, None]  # (C, K, 1)
+        full = torch.cat([left.to(pre.dtype), pre], -1)
+        out = weight[:, width] * pre
+        for tap in range(width):
+            out = out + weight[:, tap] * full[..., tap : tap + t]
         # Later positions of the same block only: pad every block on its right, never read the next block.
         blocks = F.pad(pre.view(n, c, t // block_size, block_size), (0, width))
-        windows = blocks.unfold(-1, width, 1)[..., 1:, :]  # (N, C, nb, B, width): positions j+1 .. j+width
-        out = out + (windows * self.conv_right[:, None, None].to(pre.dtype)).sum(-1).reshape(n, c, t)
+        right = self.conv_right.to(pre.dtype)[:, :, None, None]  # (C, width, 1, 1)
+        for r in range(1, width + 1):
+            out = out + (right[:, r - 1] * blocks[..., r : r + block_size]).reshape(n, c, t)
         return ACT2FN[self.activation](out)
 
     def forward(
