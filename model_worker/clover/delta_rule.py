@@ -113,16 +113,21 @@ def delta_blocks(
     v_beta = v * beta.unsqueeze(-1)
     k_beta_decayed = k_beta * cum.exp().unsqueeze(-1)
 
-    diff = cum.unsqueeze(-1) - cum.unsqueeze(-2)
-    pair = diff.masked_fill(after, float("-inf")).exp()
-    ut = (k_beta @ k.transpose(-1, -2)) * pair
-    # One triangular solve for both right-hand sides (Qwen3.5 makes two).
-    solved = torch.linalg.solve_triangular(ut, torch.cat([v_beta, k_beta_decayed], -1), upper=False,
-                                           unitriangular=True)
-    new_v, k_cum = solved.split([dv, dk], -1)
-    qk = q @ k.transpose(-1, -2)
-    intra = qk * pair
-    intra_mem = qk * (cum_b.unsqueeze(-1) - cum.unsqueeze(-2)).masked_fill(mem_out, float("-inf")).exp()
+    if chunk == 1:  # one token (autoregressive step): the UT system is the identity, no earlier slot
+        new_v, k_cum = v_beta, k_beta_decayed
+        intra = (q * k).sum(-1, keepdim=True)
+        intra_mem = torch.zeros_like(intra)
+    else:
+        diff = cum.unsqueeze(-1) - cum.unsqueeze(-2)
+        pair = diff.masked_fill(after, float("-inf")).exp()
+        ut = (k_beta @ k.transpose(-1, -2)) * pair
+        # One triangular solve for both right-hand sides (Qwen3.5 makes two).
+        solved = torch.linalg.solve_triangular(ut, torch.cat([v_beta, k_beta_decayed], -1), upper=False,
+                                               unitriangular=True)
+        new_v, k_cum = solved.split([dv, dk], -1)
+        qk = q @ k.transpose(-1, -2)
+        intra = qk * pair
+        intra_mem = qk * (cum_b.unsqueeze(-1) - cum.unsqueeze(-2)).masked_fill(mem_out, float("-inf")).exp()
     q_decayed = q * cum.exp().unsqueeze(-1)
     q_mem = q * cum_b.exp().unsqueeze(-1)
     k_decayed = k * (cum[..., -1:] - cum).exp().unsqueeze(-1)

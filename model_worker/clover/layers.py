@@ -101,6 +101,8 @@ class CloverGatedDeltaNet(nn.Module):
         out = weight[:, width] * pre
         for tap in range(width):
             out = out + weight[:, tap] * full[..., tap : tap + t]
+        if block_size == 1:  # a one-token block has no later position to read
+            return ACT2FN[self.activation](out)
         # Later positions of the same block only: pad every block on its right, never read the next block.
         blocks = F.pad(pre.view(n, c, t // block_size, block_size), (0, width))
         right = self.conv_right.to(pre.dtype)[:, :, None, None]  # (C, width, 1, 1)
