@@ -191,8 +191,12 @@ def make_model(tok, cfg: TrainConfig):
 
 
 def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[CorpusPage] | None = None,
-          stop_after: int | None = None, progress: bool = True, log=print) -> dict:
-    """Train (or resume) into `out`; returns a summary with the first and last logged losses."""
+          stop_after: int | None = None, progress: bool = True, log=print, extend_to: int | None = None) -> dict:
+    """Train (or resume) into `out`; returns a summary with every step's loss.
+
+    A resumed run keeps the saved config; `extend_to` raises its step count (the cosine tail is then
+    stretched over the new total, so the run no longer matches a fresh one of that length).
+    """
     from tqdm import tqdm
 
     out.mkdir(parents=True, exist_ok=True)
@@ -201,6 +205,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
     if resume and state_path.is_file():
         state = torch.load(state_path, map_location="cpu", weights_only=False)
         cfg = _config_from_dict(state["config"])
+        if extend_to is not None and extend_to > cfg.steps:
+            cfg = replace(cfg, steps=extend_to)
         log(f"resuming from step {state['step']} of {cfg.steps} in {out}")
     pages = pages if pages is not None else load_corpus()
 
@@ -303,7 +309,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int)
     parser.add_argument("--save-every", type=int)
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "var" / "train" / "clover-demo")
-    parser.add_argument("--resume", action="store_true", help="continue from the state saved in --out")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue from the state saved in --out (with --steps: train on to that step)")
     parser.add_argument("--export", type=Path, help="after training, write a copy without optimizer state here")
     parser.add_argument("--threads", type=int, default=default_threads(),
                         help="torch threads (default: the cores not already busy, at least 1)")
@@ -314,7 +321,8 @@ def main(argv: list[str] | None = None) -> None:
     overrides = {k: v for k, v in {"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr,
                                    "seed": args.seed, "save_every": args.save_every}.items() if v is not None}
     cfg = replace(PRESETS[args.preset], **overrides)
-    summary = train(cfg, args.out, resume=args.resume, progress=not args.no_progress)
+    summary = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
+                    extend_to=args.steps if args.resume else None)
     print(f"trained to step {summary['step']} in {summary['seconds']:.0f}s; "
           f"last loss {_mean(summary['losses'][-50:]):.4f}; checkpoint in {args.out}")
     if args.export:

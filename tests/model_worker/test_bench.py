@@ -62,3 +62,13 @@ def test_the_fixed_prompt_set_asks_corpus_topics_in_new_words_in_both_languages(
         assert slug in pages, slug
         assert question not in pages[slug].questions_en + pages[slug].questions_zh
     assert {lang for lang, _, _ in bench.PROMPTS[: bench.DEFAULT_PROMPTS]} == {"en", "zh"}
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_render_rate_counts_a_corpus_page_as_passing_and_a_bare_page_as_failing():
+    from model_worker.corpus import CORPUS_DIR
+
+    good = (CORPUS_DIR / "pages" / "tides.html").read_text(encoding="utf-8")
+    rate = bench.render_pass_rate([good, "<!doctype html><html><body>no scene</body></html>"])
+    assert rate["passed"] == 1 and rate["checked"] == 2 and len(rate["failures"]) == 1

@@ -84,3 +84,10 @@ def test_a_page_longer_than_the_context_is_refused_naming_it(tmp_path):
     tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
     with pytest.raises(ValueError, match="topic-0.*context is 16"):
         build_examples(tok, PAGES, replace(PRESETS["tiny"], context=16))
+
+
+def test_a_finished_run_can_be_resumed_to_train_on_for_more_steps(tmp_path):
+    cfg = replace(PRESETS["tiny"], steps=4, save_every=2)
+    train(cfg, tmp_path, pages=PAGES, progress=False, log=lambda _: None)
+    more = train(cfg, tmp_path, pages=PAGES, progress=False, resume=True, extend_to=6, log=lambda _: None)
+    assert more["step"] == 6 and len(more["losses"]) == 6
