@@ -13,8 +13,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from model_worker.backends.base import PageRequest
-from tests.conftest import ROOT, TEST_BACKEND, _free_port, _listening
 from tests.support.denoiser import page_for
+from tests.support.net import ROOT, TEST_BACKEND, free_port, listening
 
 
 def test_explain_writes_the_page_and_prints_its_stats(tmp_path, monkeypatch, capsys):
@@ -64,7 +64,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["ctrl-c", "a child dies"])
 def test_runall_starts_everything_and_stops_every_child(tmp_path, how):
-    port, redis_port = _free_port(), _free_port()
+    port, redis_port = free_port(), free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "explainer.settings.dev", "MODEL_BACKEND": TEST_BACKEND,
            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
            "PYTHONPATH": str(ROOT)}
@@ -73,10 +73,10 @@ def test_runall_starts_everything_and_stops_every_child(tmp_path, how):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 90
-        while not _listening("127.0.0.1", port) and time.monotonic() < deadline:
+        while not listening("127.0.0.1", port) and time.monotonic() < deadline:
             time.sleep(0.3)
-        assert _listening("127.0.0.1", port), "the web server never listened"
-        assert _listening("127.0.0.1", redis_port), "runall started no Redis though none listened"
+        assert listening("127.0.0.1", port), "the web server never listened"
+        assert listening("127.0.0.1", redis_port), "runall started no Redis though none listened"
         children = _children(proc.pid)
         assert len(children) == 4  # redis, gpu worker, qa worker, web server
         if how == "ctrl-c":
@@ -88,7 +88,7 @@ def test_runall_starts_everything_and_stops_every_child(tmp_path, how):
         if proc.poll() is None:
             proc.kill()
     assert not [pid for pid in children if _alive(pid)]
-    assert not _listening("127.0.0.1", port) and not _listening("127.0.0.1", redis_port)
+    assert not listening("127.0.0.1", port) and not listening("127.0.0.1", redis_port)
     if how == "a child dies":
         assert proc.returncode == 1
         assert "web server exited" in output

@@ -9,8 +9,8 @@ import pytest
 
 from model_worker import events, tasks
 from model_worker.backends.base import PageRequest, PageResult
-from tests.conftest import ROOT, TEST_BACKEND
 from tests.support.denoiser import DeterministicDenoiser, page_for
+from tests.support.net import ROOT, TEST_BACKEND
 
 
 class ListSink:
