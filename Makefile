@@ -17,11 +17,16 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-# Debian packages: Chromium for the render check, a Redis server when none is installed.
+# Debian packages: Chromium for the render check, a Redis server, and a CJK font so Chinese pages
+# render as characters in render-check screenshots. Only what is missing is installed.
+SYSTEM_PACKAGES := chromium:/usr/bin/chromium redis-server:/usr/bin/redis-server \
+	fonts-wqy-microhei:/usr/share/fonts/truetype/wqy/wqy-microhei.ttc
 system:
-	@if [ ! -x /usr/bin/chromium ] || ! command -v redis-server >/dev/null; then \
-		echo "installing chromium and redis-server with apt-get"; \
-		$$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq chromium redis-server; \
+	@missing=""; for entry in $(SYSTEM_PACKAGES); do \
+		[ -e "$${entry#*:}" ] || missing="$$missing $${entry%%:*}"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing with apt-get"; \
+		$$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq $$missing; \
 	fi
 
 vendor: venv
