@@ -15,7 +15,7 @@ from model_worker.backends.base import PageRequest, PageResult, PageSink
 BLOCK = 8
 PER_STEP = 3
 STEP_S = 0.005
-SLOW_STEP_S = 0.08
+SLOW_STEP_S = 0.12  # about 10 s a page: room for a busy machine to cancel or leave mid-way
 
 
 def page_for(request: PageRequest) -> str:
