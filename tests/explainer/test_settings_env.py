@@ -69,3 +69,13 @@ def test_production_settings_name_a_bad_redis_url():
                          REDIS_URL="http://nope")
     assert result.returncode != 0
     assert "REDIS_URL 'http://nope'" in result.stderr
+
+
+def test_a_separate_page_origin_needs_the_app_origin_to_frame_pages():
+    result = _check_with(SECRET_KEY="x", ALLOWED_HOSTS="a.org", DATABASE_URL="sqlite:///tmp/p.sqlite3",
+                         PAGE_ORIGIN="https://pages.a.org")
+    assert result.returncode != 0
+    assert "APP_ORIGIN" in result.stderr
+    ok = _check_with(SECRET_KEY="x", ALLOWED_HOSTS="a.org", DATABASE_URL="sqlite:///tmp/p.sqlite3",
+                     PAGE_ORIGIN="https://pages.a.org", APP_ORIGIN="https://a.org")
+    assert ok.returncode == 0, ok.stderr
