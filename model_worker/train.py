@@ -108,33 +108,33 @@ class Example:
     prompt_len: int
 
 
-def build_examples(tok, pages: list[CorpusPage], cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
-    """Direct examples (question -> page) and follow-ups (previous page + question -> page)."""
-    targets = {p.slug: page_target(tok, p.html) for p in pages}
-    direct, followups = [], []
+def build_examples(tok, pages: list[CorpusPage], cfg: TrainConfig, log=print) -> tuple[list[Example], list[Example]]:
+    """Direct examples (question -> page) and follow-ups (previous page + question -> page).
+
+    A page too long for the context is left out with a warning; if none fits, a ValueError says so.
+    """
+    direct, followups, too_long = [], [], {}
     for i, page in enumerate(pages):
+        target = page_target(tok, page.html)
+        prev = pages[(i + 1) % len(pages)]
         for lang, question in page.questions:
-            prompt = build_prompt(tok, question=question, lang=lang)
-            direct.append(_example(prompt, targets[page.slug], cfg.context, page.slug))
-            prev = pages[(i + 1) % len(pages)] if len(pages) > 1 else page
-            prompt = build_prompt(tok, question=question, lang=lang,
-                                  previous_page=_head(tok, prev.html, cfg.previous_budget))
-            followups.append(_example(prompt, targets[page.slug], cfg.context, page.slug))
+            for bucket, previous in ((direct, None), (followups, _head(tok, prev.html, cfg.previous_budget))):
+                prompt = build_prompt(tok, question=question, lang=lang, previous_page=previous)
+                if len(prompt) + len(target) > cfg.context:
+                    too_long[page.slug] = max(too_long.get(page.slug, 0), len(prompt) + len(target))
+                    continue
+                bucket.append(Example(ids=prompt + target, prompt_len=len(prompt)))
+    for slug, need in too_long.items():
+        log(f"warning: page {slug!r} needs {need} tokens with its prompt, more than the training context "
+            f"of {cfg.context}; its longer examples are left out")
+    if not direct:
+        raise ValueError(f"no page fits the training context of {cfg.context} tokens: raise the context")
     return direct, followups
 
 
 def _head(tok, html: str, budget: int) -> str:
     ids = tok.encode(html, add_special_tokens=False)[:budget]
     return tok.decode(ids)
-
-
-def _example(prompt: list[int], target: list[int], context: int, slug: str) -> Example:
-    if len(prompt) + len(target) > context:
-        raise ValueError(
-            f"page {slug!r} needs {len(prompt) + len(target)} tokens with its prompt; "
-            f"the training context is {context}: raise --context or shorten the page"
-        )
-    return Example(ids=prompt + target, prompt_len=len(prompt))
 
 
 def collate(batch: list[Example], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -209,13 +209,16 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
             cfg = replace(cfg, steps=extend_to)
         log(f"resuming from step {state['step']} of {cfg.steps} in {out}")
     pages = pages if pages is not None else load_corpus()
+    if state is not None and state.get("pages"):
+        # A resumed run keeps its data even if the corpus has grown since it started.
+        pages = [p for p in pages if p.slug in set(state["pages"])]
 
     if state is not None or (out / "tokenizer.json").is_file():
         tok = load_tokenizer(out)
     else:
         tok = train_tokenizer(tokenizer_texts(pages), vocab_size=cfg.vocab_size)
         tok.save_pretrained(str(out))
-    direct, followups = build_examples(tok, pages, cfg)
+    direct, followups = build_examples(tok, pages, cfg, log=log)
 
     model = make_model(tok, cfg)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "embed" not in n]
@@ -269,7 +272,8 @@ def _save(out: Path, model, optimizer, tok, cfg: TrainConfig, step: int, losses:
     """Write the resumable state, then the loadable checkpoint; each file is replaced atomically."""
     tmp = out / (STATE_FILE + ".tmp")
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                "losses": losses, "torch_rng": torch.get_rng_state(), "config": _config_to_dict(cfg)}, tmp)
+                "losses": losses, "torch_rng": torch.get_rng_state(), "config": _config_to_dict(cfg),
+                "pages": slugs}, tmp)
     os.replace(tmp, out / STATE_FILE)
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))

@@ -78,12 +78,17 @@ def test_examples_mask_only_the_page_and_cover_both_languages_and_follow_ups(tmp
     assert not maskable[0, len(direct[0].ids) :].any()
 
 
-def test_a_page_longer_than_the_context_is_refused_naming_it(tmp_path):
+def test_a_page_longer_than_the_context_is_left_out_with_a_warning_and_none_fitting_is_an_error():
     from model_worker.tokenizer import train_tokenizer
 
     tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
-    with pytest.raises(ValueError, match="topic-0.*context is 16"):
-        build_examples(tok, PAGES, replace(PRESETS["tiny"], context=16))
+    long_page = CorpusPage(slug="long-one", html=PAGES[0].html * 30, questions=(("en", "Long?"),))
+    warnings = []
+    direct, _ = build_examples(tok, [*PAGES, long_page], PRESETS["tiny"], log=warnings.append)
+    assert len(direct) == sum(len(p.questions) for p in PAGES)
+    assert len(warnings) == 1 and "long-one" in warnings[0] and "512" in warnings[0]
+    with pytest.raises(ValueError, match="context of 16 tokens"):
+        build_examples(tok, PAGES, replace(PRESETS["tiny"], context=16), log=warnings.append)
 
 
 def test_a_finished_run_can_be_resumed_to_train_on_for_more_steps(tmp_path):
