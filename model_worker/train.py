@@ -251,8 +251,9 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         optimizer.step()
-        losses.append(round(float(loss.detach()), 5))
-        bar.set_postfix(loss=f"{float(loss):.3f}", block=block_size)
+        value = float(loss.detach())
+        losses.append(round(value, 5))
+        bar.set_postfix(loss=f"{value:.3f}", block=block_size)
         done = step + 1
         if done % cfg.save_every == 0 or done == end:
             _save(out, model, optimizer, tok, cfg, done, losses, [p.slug for p in pages])

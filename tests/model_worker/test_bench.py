@@ -58,7 +58,7 @@ def test_the_fixed_prompt_set_asks_corpus_topics_in_new_words_in_both_languages(
     from model_worker.corpus import load_pages
 
     pages = {p.slug: p for p in load_pages()}
-    for lang, question, slug in bench.PROMPTS:
+    for _lang, question, slug in bench.PROMPTS:
         assert slug in pages, slug
         assert question not in pages[slug].questions_en + pages[slug].questions_zh
     assert {lang for lang, _, _ in bench.PROMPTS[: bench.DEFAULT_PROMPTS]} == {"en", "zh"}

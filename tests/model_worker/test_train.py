@@ -29,7 +29,6 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-@pytest.mark.slow
 def test_training_on_a_tiny_corpus_lowers_the_loss(tmp_path):
     cfg = replace(PRESETS["tiny"], steps=60, save_every=60, lr=1e-2)
     losses = train(cfg, tmp_path, pages=PAGES, progress=False, log=lambda _: None)["losses"]
