@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 
 import pytest
 from channels.db import database_sync_to_async
@@ -157,7 +158,9 @@ async def test_when_the_last_viewer_leaves_the_generation_stops_within_one_block
         if row.is_finished:
             break
         await asyncio.sleep(0.1)
-    assert row.status == Generation.Status.CANCELLED
+    assert row.status == Generation.Status.CANCELLED, (
+        redis_db.mget(*(events.key(generation, k) for k in ("cancel", "orphaned", "claim"))),
+        redis_db.smembers(events.key(generation, "viewers")), at_leave, time.time())
     assert len(commits_after(redis_db, generation, at_leave)) <= 1
 
 
