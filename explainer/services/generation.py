@@ -94,14 +94,24 @@ def generation_create(
 def _enqueue(generation: Generation, request: dict) -> None:
     from explainer.celery import app
 
-    position = generation_queue_position(generation=generation)
-    event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=position)
-    app.send_task(
-        "model_worker.generate_page",
-        args=[str(generation.pk), request],
-        kwargs={"stream_maxlen": settings.GENERATION_STREAM_MAXLEN, "stream_ttl_s": settings.GENERATION_STREAM_TTL_S},
-        queue="gpu",
-    )
+    try:
+        position = generation_queue_position(generation=generation)
+        event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=position)
+        app.send_task(
+            "model_worker.generate_page",
+            args=[str(generation.pk), request],
+            kwargs={"stream_maxlen": settings.GENERATION_STREAM_MAXLEN,
+                    "stream_ttl_s": settings.GENERATION_STREAM_TTL_S},
+            queue="gpu",
+        )
+    except Exception as exc:  # Redis or the broker is away: nothing will run it, so say so now
+        log.exception("could not queue generation %s", generation.pk)
+        message = "The explainer cannot take questions right now. Please try again in a minute."
+        Generation.objects.filter(pk=generation.pk, status=Generation.Status.QUEUED).update(
+            status=Generation.Status.FAILED, error_code="unavailable", error_message=message,
+            finished_at=timezone.now(),
+        )
+        raise GenerationRejected("unavailable", message) from exc
 
 
 def _answer_from_library(generation: Generation, featured: PageVersion) -> None:

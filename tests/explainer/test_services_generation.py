@@ -126,3 +126,21 @@ def test_a_generation_that_ends_without_a_page_tells_the_learner_why(
     last = events.decode(events.since(redis_db, str(generation.pk)))[-1]
     assert (last["type"], last["code"]) == ("error", code)
     assert last["message"]
+
+
+def test_a_question_asked_while_the_broker_is_away_fails_at_once_with_a_clear_error(
+    redis_db, django_capture_on_commit_callbacks, monkeypatch
+):
+    from kombu.exceptions import OperationalError
+
+    from explainer.celery import app
+
+    def broker_down(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(app, "send_task", broker_down)
+    with pytest.raises(GenerationRejected) as refused:
+        ask(django_capture_on_commit_callbacks, question="What is light?")
+    assert refused.value.code == "unavailable"
+    generation = Generation.objects.get()
+    assert (generation.status, generation.error_code) == (Generation.Status.FAILED, "unavailable")
