@@ -121,3 +121,22 @@ async def test_a_worker_that_dies_mid_page_is_reported_and_the_generation_fails(
     assert event["id"] == 2
     await database_sync_to_async(generation.refresh_from_db)()
     assert generation.status == Generation.Status.FAILED
+
+
+async def test_a_page_a_teacher_hides_disappears_from_the_open_socket(connect):
+    from explainer.services.review import page_set_hidden
+
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "What is light?"})
+    queued = await ws.receive_json_from(timeout=5)
+
+    @database_sync_to_async
+    def store_and_hide():
+        generation = Generation.objects.get(pk=queued["generation"])
+        page = PageVersion.objects.create(thread=generation.thread, generation=generation, version=1, html="<p>x</p>")
+        page_set_hidden(page=page, hidden=True)
+        return page
+
+    page = await store_and_hide()
+    event = await ws.receive_json_from(timeout=5)
+    assert (event["type"], event["page"], event["thread"]) == ("page_hidden", page.pk, queued["thread"])
