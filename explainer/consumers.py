@@ -111,12 +111,14 @@ class ExplainConsumer(AsyncWebsocketConsumer):
     # Channel-layer messages from services (a teacher hid or showed a page).
 
     async def page_hidden(self, message):
-        await self.send_event({"type": "page_hidden", "id": 0, "page": message["page_id"],
-                               "thread": message["thread_id"], "version": message["version"]})
+        await self._page_visibility("page_hidden", message)
 
     async def page_shown(self, message):
-        await self.send_event({"type": "page_shown", "id": 0, "page": message["page_id"],
-                               "thread": message["thread_id"], "version": message["version"]})
+        await self._page_visibility("page_shown", message)
+
+    async def _page_visibility(self, type: str, message):
+        await self.send_event({"type": type, "id": 0, "page": message["page_id"], "thread": message["thread_id"],
+                               "version": message["version"]})
 
     # Plumbing.
 
