@@ -147,9 +147,7 @@ async def test_cancel_stops_the_generation_within_one_block(connect, redis_db):
 async def test_when_the_last_viewer_leaves_the_generation_stops_within_one_block(connect, redis_db):
     ws = await connect()
     await ws.send_json_to({"type": "ask", "question": "[[slow]] How do volcanoes erupt?"})
-    seen: list[dict] = []
-    await receive_until(ws, {"commit"}, seen)
-    generation = seen[0]["generation"]
+    generation = (await receive_until(ws, {"queued"}, []))["generation"]
     await ws.disconnect(timeout=DISCONNECT_TIMEOUT_S)  # the grace period is 0 in tests
     at_leave = last_event_id(redis_db, generation)
 
