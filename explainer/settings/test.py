@@ -11,5 +11,8 @@ DATABASES = {"default": env.database_from_url(env.env_str("DATABASE_URL", f"sqli
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file, not memory, so Celery workers in other processes see the rows a test commits.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+# Close connections after each request or consumer call: a kept-alive one from a worker thread would
+# stop the test database from being dropped at the end of the run.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ORPHAN_GRACE_S = 0
