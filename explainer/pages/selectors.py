@@ -5,15 +5,18 @@ from __future__ import annotations
 from explainer.models import PageVersion
 from explainer.selectors.classes import page_for_teacher
 
+from .links import token_grants
 
-def page_for_viewer(*, page_id: int, user) -> PageVersion | None:
-    """The page, unless it is hidden and the viewer is not a teacher of its class."""
-    page = PageVersion.objects.filter(pk=page_id).first()
-    if page is None or not page.hidden:
-        return page
-    if user is not None and user.is_authenticated and page_for_teacher(user=user, page_id=page_id):
-        return page
-    return None
+
+def page_for_viewer(*, page_id: int, user, token: str | None) -> PageVersion | None:
+    """The page for a teacher of its class, or for anyone holding its signed link unless it is hidden."""
+    if user is not None and user.is_authenticated:
+        page = page_for_teacher(user=user, page_id=page_id)
+        if page is not None:
+            return page
+    if not token_grants(token, page_id):
+        return None
+    return PageVersion.objects.filter(pk=page_id, hidden=False).first()
 
 
 def latest_thumbnail(*, page: PageVersion) -> bytes | None:

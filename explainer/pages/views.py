@@ -6,7 +6,6 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import Http404, HttpResponse, HttpResponseRedirect
-from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
@@ -23,7 +22,7 @@ def _on_page_origin(request) -> bool:
 
 
 def _viewable(request, page_id: int):
-    page = page_for_viewer(page_id=page_id, user=getattr(request, "user", None))
+    page = page_for_viewer(page_id=page_id, user=getattr(request, "user", None), token=request.GET.get("k"))
     if page is None:
         raise Http404("No such page")
     return page
@@ -35,7 +34,7 @@ def page_view(request, page_id: int):
     """The page's HTML under `sandbox allow-scripts` and a policy that lets it reach nothing but static/."""
     if not _on_page_origin(request):
         # Pages never run on the app's origin: send the browser to the page origin.
-        return HttpResponseRedirect(settings.PAGE_ORIGIN + reverse("page_view", args=[page_id]))
+        return HttpResponseRedirect(settings.PAGE_ORIGIN + request.get_full_path())
     page = _viewable(request, page_id)
     origin = _request_origin(request)
     app_origin = getattr(settings, "APP_ORIGIN", "") or origin

@@ -13,7 +13,7 @@ from explainer.services.render_checks import render_check_run
 @shared_task(
     bind=True,
     name="explainer.render_check",
-    queue="qa",
+    # queue qa: routed by task_routes in explainer/celery.py
     acks_late=True,  # safe: the service spots a redelivered duplicate and returns the check it made
     autoretry_for=(redis.ConnectionError, OperationalError),
     max_retries=2,

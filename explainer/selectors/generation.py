@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
-from django.urls import reverse
 
 from explainer.models import Generation, PageVersion, Thread
+from explainer.pages.links import page_link
 
 ACTIVE = (Generation.Status.QUEUED, Generation.Status.RUNNING)
 
@@ -47,5 +46,5 @@ def threads_for_session(*, session_key: str, limit: int = 20) -> QuerySet[Thread
 
 
 def page_url(page: PageVersion) -> str:
-    """Where the sandboxed page is served: `PAGE_ORIGIN` when set, else this server."""
-    return settings.PAGE_ORIGIN + reverse("page_view", args=[page.pk])
+    """The signed link to the sandboxed page: on `PAGE_ORIGIN` when set, else on this server."""
+    return page_link(page.pk)

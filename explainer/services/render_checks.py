@@ -6,10 +6,10 @@ import logging
 from datetime import timedelta
 
 from django.db import transaction
-from django.urls import reverse
 from django.utils import timezone
 
 from explainer.models import PageVersion, RenderCheck
+from explainer.pages.links import thumbnail_link
 from explainer.render_check import check_html
 from explainer.render_check.report import RenderReport
 from explainer.services.streams import event_append
@@ -73,7 +73,7 @@ def _announce(check: RenderCheck, report: RenderReport) -> None:
             check=check.pk, status=check.status, passed=check.status == RenderCheck.Status.PASSED,
             summary=report.summary() if not report.error else f"the check could not run: {report.error}",
             checks=[{"name": name, **result.as_dict()} for name, result in report.checks.items()],
-            thumbnail_url=reverse("page_thumbnail", args=[page.pk]) if report.thumbnail else None,
+            thumbnail_url=thumbnail_link(page.pk) if report.thumbnail else None,
         )
     except Exception:  # noqa: BLE001 - the stored check stands even when Redis is away
         log.exception("could not send the qa event for page %s", page.pk)

@@ -81,6 +81,8 @@ PAGE_ORIGIN = env.origin("PAGE_ORIGIN", "")
 # The app's own origin, the one allowed to frame pages (CSP frame-ancestors); needed with PAGE_ORIGIN,
 # since a page request then arrives on the page origin and cannot tell where the app lives.
 APP_ORIGIN = env.origin("APP_ORIGIN", "")
+# How long a page link handed to a viewer stays valid.
+PAGE_LINK_TTL_S = env.env_int("PAGE_LINK_TTL_S", 7 * 24 * 3600, minimum=60)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -86,4 +86,4 @@ def test_an_empty_question_is_refused_in_the_page(browser, live_server_url):
 def page_src_pattern():
     import re
 
-    return re.compile(r"/pages/\d+/$")
+    return re.compile(r"/pages/\d+/\?k=[^&]+$")

@@ -6,6 +6,8 @@ import pytest
 from django.urls import reverse
 
 from explainer.models import Classroom, Generation, PageVersion, RenderCheck, Thread
+from explainer.pages.links import thumbnail_link
+from explainer.selectors.generation import page_url
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +36,7 @@ def policy_of(response) -> dict[str, str]:
 
 
 def test_a_page_is_served_with_its_html_in_a_scripts_only_sandbox(client, page):
-    response = client.get(reverse("page_view", args=[page.pk]))
+    response = client.get(page_url(page))
     assert response.status_code == 200
     assert response.content.decode() == page.html
     assert response["Content-Type"].startswith("text/html")
@@ -43,7 +45,7 @@ def test_a_page_is_served_with_its_html_in_a_scripts_only_sandbox(client, page):
 
 
 def test_the_policy_allows_static_and_inline_code_and_nothing_else(client, page):
-    policy = policy_of(client.get(reverse("page_view", args=[page.pk])))
+    policy = policy_of(client.get(page_url(page)))
     assert policy["default-src"] == "'none'"
     assert policy["script-src"].split() == ["'unsafe-inline'", "http://testserver"]
     assert policy["connect-src"] == "'none'"
@@ -55,7 +57,7 @@ def test_the_policy_allows_static_and_inline_code_and_nothing_else(client, page)
 
 
 def test_the_page_response_sets_no_cookie_and_may_be_framed_by_the_app(client, page):
-    response = client.get(reverse("page_view", args=[page.pk]))
+    response = client.get(page_url(page))
     assert not response.cookies
     assert "X-Frame-Options" not in response  # frame-ancestors decides instead
     assert response["X-Content-Type-Options"] == "nosniff"
@@ -66,13 +68,15 @@ def test_with_a_page_origin_the_app_origin_redirects_there_and_may_frame_it(clie
     settings.PAGE_ORIGIN = "https://pages.example.org"
     settings.APP_ORIGIN = "https://app.example.org"
     settings.ALLOWED_HOSTS = ["testserver", "pages.example.org"]
-    url = reverse("page_view", args=[page.pk])
+    url = page_url(page)
+    assert url.startswith("https://pages.example.org/pages/")
+    path = url.removeprefix("https://pages.example.org")
 
-    on_app = client.get(url)
+    on_app = client.get(path)
     assert on_app.status_code == 302
-    assert on_app["Location"] == f"https://pages.example.org{url}"
+    assert on_app["Location"] == url
 
-    on_pages = client.get(url, HTTP_HOST="pages.example.org", secure=True)
+    on_pages = client.get(path, HTTP_HOST="pages.example.org", secure=True)
     assert on_pages.status_code == 200
     policy = policy_of(on_pages)
     assert policy["script-src"].split() == ["'unsafe-inline'", "https://pages.example.org"]
@@ -82,7 +86,7 @@ def test_with_a_page_origin_the_app_origin_redirects_there_and_may_frame_it(clie
 def test_a_hidden_page_answers_404_to_a_learner_but_not_to_its_teacher(client, page, teacher):
     page.hidden = True
     page.save(update_fields=["hidden"])
-    url = reverse("page_view", args=[page.pk])
+    url = page_url(page)
     assert client.get(url).status_code == 404
     client.force_login(teacher)
     assert client.get(url).status_code == 200
@@ -92,8 +96,35 @@ def test_a_missing_page_answers_404(client):
     assert client.get(reverse("page_view", args=[999_999])).status_code == 404
 
 
+def test_a_page_without_its_signed_link_answers_404(client, page):
+    bare = reverse("page_view", args=[page.pk])
+    assert client.get(bare).status_code == 404
+    assert client.get(bare + "?k=forged").status_code == 404
+
+
+def test_a_link_signed_for_one_page_does_not_open_another(client, page):
+    other = PageVersion.objects.create(
+        thread=page.thread, generation=Generation.objects.create(thread=page.thread, question="q2"),
+        version=page.version + 1, html="<p>other</p>",
+    )
+    token = page_url(page).split("?k=")[1]
+    assert client.get(reverse("page_view", args=[other.pk]) + f"?k={token}").status_code == 404
+    assert client.get(page_url(other)).status_code == 200
+
+
+def test_an_expired_link_answers_404(client, page, settings):
+    url = page_url(page)
+    settings.PAGE_LINK_TTL_S = -1
+    assert client.get(url).status_code == 404
+
+
+def test_the_class_teacher_opens_a_page_without_a_link(client, page, teacher):
+    client.force_login(teacher)
+    assert client.get(reverse("page_view", args=[page.pk])).status_code == 200
+
+
 def test_the_thumbnail_url_serves_the_latest_check_png_unless_the_page_is_hidden(client, page):
-    url = reverse("page_thumbnail", args=[page.pk])
+    url = thumbnail_link(page.pk)
     assert client.get(url).status_code == 404  # not checked yet
     png = b"\x89PNG\r\n\x1a\n" + b"latest"
     RenderCheck.objects.create(page=page, status="passed", thumbnail=b"\x89PNG\r\n\x1a\nolder")

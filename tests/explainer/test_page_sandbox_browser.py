@@ -9,11 +9,11 @@ from contextlib import contextmanager
 
 import pytest
 from django.test.testcases import LiveServerThread
-from django.urls import reverse
 
 from explainer.models import Generation, PageVersion, Thread
 from explainer.pages.static import CorsStaticFilesHandler
 from explainer.render_check.browser import launch_options
+from explainer.selectors.generation import page_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -155,7 +155,7 @@ def wait_for_report(tab) -> dict:
 def test_a_sandboxed_page_reaches_no_host_and_reads_no_app_cookie_or_parent_dom(app_server, listener):
     page = stored_page(ATTACK.replace("LISTENER", listener.url))
     with chromium() as browser:
-        context, tab = open_in_app(browser, app_server, reverse("page_view", args=[page.pk]))
+        context, tab = open_in_app(browser, app_server, page_url(page))
         report = wait_for_report(tab)
         time.sleep(1.0)  # the form post and top navigation come after the report; give them time to land
         context.close()
@@ -187,7 +187,7 @@ def test_a_kit_page_served_sandboxed_in_the_app_frame_loads_its_modules_and_gets
 
     page = stored_page(kit_page())
     with chromium() as browser:
-        context, tab = open_in_app(browser, app_server, reverse("page_view", args=[page.pk]))
+        context, tab = open_in_app(browser, app_server, page_url(page))
         frame = tab.frame_locator("iframe")
         state = None
         deadline = time.monotonic() + 10
