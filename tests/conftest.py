@@ -150,7 +150,8 @@ def _celery_ready(log: Path) -> bool:
     return log.exists() and b" ready." in log.read_bytes()
 
 
-@pytest.fixture(scope="session")
+# Module scope: tests elsewhere rely on tasks staying on their queue with no worker to take them.
+@pytest.fixture(scope="module")
 def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory):
     """A real GPU worker (test denoiser, no Django) and a real qa worker, on Redis database 15."""
     children = Children(tmp_path_factory.mktemp("workers"))

@@ -70,7 +70,7 @@ async def test_a_question_streams_drafts_and_commits_then_the_page_is_stored(con
 
     page = await page_row(done["generation"])
     assert page.html == expected
-    assert done["page_url"].endswith(f"/{page.pk}/")
+    assert f"/pages/{page.pk}/?k=" in done["page_url"]
     generation = await generation_row(done["generation"])
     assert generation.status == Generation.Status.DONE
 

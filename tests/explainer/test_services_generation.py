@@ -101,7 +101,7 @@ def test_finishing_twice_stores_one_page_and_versions_count_up_in_a_thread(
     done = [e for e in events.decode(events.since(redis_db, str(first.pk))) if e["type"] == "done"]
     assert len(done) == 1
     assert done[0]["version"] == 1 and done[0]["stats"] == {"tokens": 3}
-    assert done[0]["page_url"].endswith(f"/{PageVersion.objects.get(version=1).pk}/")
+    assert f"/pages/{PageVersion.objects.get(version=1).pk}/?k=" in done[0]["page_url"]
     # The render check is queued by name for the stored page.
     assert any(json.loads(m)["headers"]["task"] == "explainer.render_check" for m in redis_db.lrange("qa", 0, -1))
 
