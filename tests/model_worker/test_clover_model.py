@@ -6,28 +6,7 @@ import torch.nn.functional as F
 
 from model_worker.clover import CloverConfig, CloverForBlockDiffusion
 from model_worker.clover.delta_rule import gated_delta_blocks, torch_recurrent_gated_delta_rule
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    # Tiny tensors: thread hand-offs would cost more than the arithmetic on a shared machine.
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
-def tiny_model(seed: int = 0, **overrides) -> CloverForBlockDiffusion:
-    """A tiny model whose Clover paths are switched on (random gates), so they are exercised."""
-    torch.manual_seed(seed)
-    model = CloverForBlockDiffusion(CloverConfig.preset("tiny", **{"initializer_range": 0.2, **overrides})).eval()
-    with torch.no_grad():
-        for layer in model.model.layers:
-            if layer.layer_type == "linear_attention":
-                layer.linear_attn.joint_gate.normal_(0, 0.5)
-                layer.linear_attn.conv_right.normal_(0, 0.3)
-                layer.linear_attn.memory_bias.normal_(0, 0.5)
-    return model
+from tests.support.tiny_clover import tiny_model
 
 
 @pytest.mark.parametrize("block_size,length", [(1, 24), (3, 24), (8, 24), (1, 150), (3, 150), (8, 152)])

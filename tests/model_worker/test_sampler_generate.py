@@ -3,32 +3,15 @@
 import pytest
 import torch
 
-from model_worker.clover import CloverConfig, CloverForBlockDiffusion
 from model_worker.sampler import SamplerConfig, generate
 from model_worker.sampler.rules import predict, select
+from tests.support.tiny_clover import tiny_model as _tiny_model
 
 MASK = 3
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    # Tiny tensors: thread hand-offs would cost more than the arithmetic on a shared machine.
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
-def tiny_model(seed: int = 0, **overrides) -> CloverForBlockDiffusion:
-    """A tiny model whose Clover paths are switched on (random gates), so they are exercised."""
-    torch.manual_seed(seed)
-    model = CloverForBlockDiffusion(CloverConfig.preset("tiny", **{"initializer_range": 0.2, **overrides})).eval()
-    with torch.no_grad():
-        for layer in model.model.layers:
-            if layer.layer_type == "linear_attention":
-                layer.linear_attn.joint_gate.normal_(0, 0.5)
-                layer.linear_attn.conv_right.normal_(0, 0.3)
-    return model
+def tiny_model(seed: int = 0, **overrides):
+    return _tiny_model(seed, random_memory_bias=False, **overrides)
 
 
 def prompt(length: int, seed: int = 0) -> list[int]:

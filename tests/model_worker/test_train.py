@@ -21,14 +21,6 @@ PAGES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def test_training_on_a_tiny_corpus_lowers_the_loss(tmp_path):
     cfg = replace(PRESETS["tiny"], steps=60, save_every=60, lr=1e-2)
     losses = train(cfg, tmp_path, pages=PAGES, progress=False, log=lambda _: None)["losses"]
