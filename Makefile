@@ -39,7 +39,7 @@ migrate: setup
 	$(PY) manage.py migrate --noinput
 
 run: setup migrate
-	$(PY) manage.py demo_data
+	$(PY) manage.py demo_data --base-url http://127.0.0.1:$(PORT)
 	$(PY) manage.py runall --port $(PORT)
 
 test: setup
