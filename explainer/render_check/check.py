@@ -263,7 +263,9 @@ class _Observer:
 
 
 async def _judge_interaction(page, observer: _Observer, box, report: RenderReport, options: CheckOptions) -> None:
-    """Click a part (or the canvas centre) and move a slider; each must change the canvas or the DOM.
+    """Move a slider and click a part (or the canvas centre); each must change the canvas or the DOM.
+
+    DOM changes inside the slider's own row (its readout echoing the value) do not count.
 
     The page's clock is paused meanwhile and advanced by the same `step_ms` after each action and
     once without one, so a scene that moves by itself is not taken for one that responds.
@@ -284,6 +286,23 @@ async def _judge_interaction(page, observer: _Observer, box, report: RenderRepor
         return dom > idle_dom or pixels > threshold_px
 
     results: dict[str, dict] = {}
+    # The slider goes first: an info panel opened by the click could cover what the slider moves.
+    slider = page.locator('input[type="range"]:visible').first
+    if await slider.count():
+        info = await slider.evaluate(probe.SLIDER_INFO)
+        await slider.evaluate(probe.QUIET_CONTROL)
+        # The keyboard moves a range input as a user would and cannot land on an overlay instead.
+        await slider.focus()
+        await page.keyboard.press(info["key"])
+        after = await step()
+        await page.evaluate(probe.UNQUIET)
+        dom, pixels = await observer.change(before, after)
+        value = await slider.input_value()
+        results["slider"] = {"what": f"slider {info['label']!r} {info['value']} -> {value}",
+                             "dom_mutations": dom, "canvas_px": pixels, "canvas_changed": pixels > threshold_px,
+                             "responded": value != info["value"] and responded(dom, pixels)}
+        before = after
+
     part = await page.evaluate(probe.KIT_PART_POINT)
     if part and part.get("x") is not None:
         target, what = (part["x"], part["y"]), f"click on part {part['name']!r}"
@@ -298,20 +317,6 @@ async def _judge_interaction(page, observer: _Observer, box, report: RenderRepor
         opened = after.open_part is not None and after.open_part != before.open_part
         results["click"] = {"what": what, "dom_mutations": dom, "canvas_px": pixels, "part_opened": opened,
                             "canvas_changed": pixels > threshold_px, "responded": opened or responded(dom, pixels)}
-        before = after
-
-    slider = page.locator('input[type="range"]:visible').first
-    if await slider.count():
-        info = await slider.evaluate(probe.SLIDER_INFO)
-        # The keyboard moves a range input as a user would and cannot land on an overlay instead.
-        await slider.focus()
-        await page.keyboard.press(info["key"])
-        after = await step()
-        dom, pixels = await observer.change(before, after)
-        value = await slider.input_value()
-        results["slider"] = {"what": f"slider {info['label']!r} {info['value']} -> {value}",
-                             "dom_mutations": dom, "canvas_px": pixels, "canvas_changed": pixels > threshold_px,
-                             "responded": value != info["value"] and responded(dom, pixels)}
 
     await page.clock.resume()
     report.metrics["interaction"] = {"idle_dom_mutations": idle_dom, "idle_canvas_px": idle_px, **results}

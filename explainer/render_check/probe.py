@@ -3,14 +3,21 @@
 # Installed before any page script: records policy violations and counts DOM mutations.
 INIT_SCRIPT = r"""
 (() => {
-  const probe = {violations: [], mutations: 0};
+  const probe = {violations: [], mutations: 0, quiet: null};
   Object.defineProperty(window, "__renderCheck", {value: probe, enumerable: false});
   document.addEventListener("securitypolicyviolation", (e) => {
     probe.violations.push({directive: e.effectiveDirective, blocked: e.blockedURI || "inline",
                            source: e.sourceFile || "", line: e.lineNumber || 0});
   });
-  new MutationObserver((records) => { probe.mutations += records.length; })
-    .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  // Style writes are per-frame animation (3D labels move every frame), not a response to the user;
+  // `probe.quiet` is the control being moved, whose own readout echoing its value is not one either.
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === "attributes" && r.attributeName === "style") continue;
+      if (probe.quiet && probe.quiet.contains(r.target)) continue;
+      probe.mutations += 1;
+    }
+  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
 })();
 """
 
@@ -61,6 +68,12 @@ SLIDER_INFO = """(s) => {
   return {value: s.value, key: value - min > (max - min) / 2 ? "Home" : "End",
           label: s.getAttribute("aria-label") || s.id || s.name || "slider"};
 }"""
+
+# While a control is moved, changes inside its own row (label, readout) are not counted.
+QUIET_CONTROL = """(s) => {
+  if (window.__renderCheck) window.__renderCheck.quiet = s.closest("label, .kit-row") || s.parentElement || s;
+}"""
+UNQUIET = "() => { if (window.__renderCheck) window.__renderCheck.quiet = null; }"
 
 OVERFLOW = """() => {
   const width = document.documentElement.clientWidth || innerWidth;
