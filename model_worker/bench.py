@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from model_worker.config import DEFAULT_MODEL_PATH, REPO_ROOT, resolve_device
+from model_worker.sampler.config import FALLBACKS
 
 # (lang, question, corpus slug it should produce). New wording: none of these is a training question.
 PROMPTS: tuple[tuple[str, str, str], ...] = (
@@ -71,6 +72,8 @@ def run_decoding(backend, prompts, *, warmup: bool = True) -> tuple[dict, list[s
     figures = {
         "block_size": backend.sampler.block_size,
         "rule": backend.sampler.rule,
+        "threshold": backend.sampler.threshold,
+        "fallback": backend.sampler.fallback,
         "prompts": n,
         "tokens": totals["tokens"],
         "forwards": totals["forwards"],
@@ -118,7 +121,7 @@ def render_pass_rate(pages: list[str]) -> dict:
 
 
 def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, render: bool = False,
-          block_size: int = 32, rule: str = "threshold", threshold: float = 0.9,
+          block_size: int = 32, rule: str = "threshold", threshold: float = 0.9, fallback: str = "confident",
           max_new_tokens: int | None = None, threads: int | None = None) -> dict:
     """Both decodings of the same checkpoint on the first `prompts` prompts of the fixed set."""
     from model_worker.backends.clover import CloverBackend
@@ -127,7 +130,7 @@ def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, r
         raise ValueError(f"--prompts must be between 1 and {len(PROMPTS)}, got {prompts}")
     chosen = PROMPTS[:prompts]
     diffusion = CloverBackend(path=path, device=device, threads=threads, block_size=block_size, rule=rule,
-                              threshold=threshold, max_new_tokens=max_new_tokens)
+                              threshold=threshold, fallback=fallback, max_new_tokens=max_new_tokens)
     ar = diffusion.with_decoding("ar")  # the same weights in memory, decoded at block size 1
     result = {"checkpoint": str(path), "device": resolve_device(device), "threads": torch.get_num_threads(),
               "prompt_set": [{"lang": lang, "question": q, "topic": slug} for lang, q, slug in chosen]}
@@ -189,6 +192,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--block-size", type=int, default=32)
     parser.add_argument("--rule", default="threshold")
     parser.add_argument("--threshold", type=float, default=0.9)
+    parser.add_argument("--fallback", default="confident", choices=FALLBACKS,
+                        help="the position every step commits at least: the most confident or the leftmost")
     parser.add_argument("--max-new-tokens", type=int)
     parser.add_argument("--render", action="store_true", help="also render-check every page in Chromium")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -198,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result = bench(args.path, device=args.device, prompts=args.prompts, render=args.render,
                        block_size=args.block_size, rule=args.rule, threshold=args.threshold,
-                       max_new_tokens=args.max_new_tokens, threads=args.threads)
+                       fallback=args.fallback, max_new_tokens=args.max_new_tokens, threads=args.threads)
     except (FileNotFoundError, ValueError) as exc:
         sys.exit(f"bench: {exc}")
     result["wall_s"] = round(time.perf_counter() - started, 1)

@@ -191,11 +191,14 @@ def make_model(tok, cfg: TrainConfig):
 
 
 def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[CorpusPage] | None = None,
-          stop_after: int | None = None, progress: bool = True, log=print, extend_to: int | None = None) -> dict:
+          stop_after: int | None = None, progress: bool = True, log=print, extend_to: int | None = None,
+          init_from: Path | None = None) -> dict:
     """Train (or resume) into `out`; returns a summary with every step's loss.
 
     A resumed run keeps the saved config; `extend_to` raises its step count (the cosine tail is then
     stretched over the new total, so the run no longer matches a fresh one of that length).
+    `init_from`: a checkpoint folder to start a new run from (its weights, tokenizer and pages, a fresh
+    optimizer and schedule); ignored when resuming a run that has saved state.
     """
     from tqdm import tqdm
 
@@ -208,19 +211,37 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
         if extend_to is not None and extend_to > cfg.steps:
             cfg = replace(cfg, steps=extend_to)
         log(f"resuming from step {state['step']} of {cfg.steps} in {out}")
+    if state is not None:
+        init_from = None
+    init_pages = _checkpoint_pages(init_from) if init_from is not None else None
     pages = pages if pages is not None else load_corpus()
-    if state is not None and state.get("pages"):
-        # A resumed run keeps its data even if the corpus has grown since it started.
-        pages = [p for p in pages if p.slug in set(state["pages"])]
+    keep = state.get("pages") if state is not None else init_pages
+    if keep:
+        # A resumed or continued run keeps its data even if the corpus has grown since it started.
+        pages = [p for p in pages if p.slug in set(keep)]
 
-    if state is not None or (out / "tokenizer.json").is_file():
+    if init_from is not None:
+        tok = load_tokenizer(init_from)
+        tok.save_pretrained(str(out))
+        log(f"starting from the checkpoint in {init_from}")
+    elif state is not None or (out / "tokenizer.json").is_file():
         tok = load_tokenizer(out)
     else:
         tok = train_tokenizer(tokenizer_texts(pages), vocab_size=cfg.vocab_size)
         tok.save_pretrained(str(out))
     direct, followups = build_examples(tok, pages, cfg, log=log)
 
-    model = make_model(tok, cfg)
+    if init_from is not None:
+        from model_worker.clover import CloverForBlockDiffusion
+
+        model = CloverForBlockDiffusion.from_pretrained(str(init_from)).float()
+        if set(model.config.trained_block_sizes) != set(cfg.block_sizes):
+            raise ValueError(f"{init_from} was trained for block sizes {list(model.config.trained_block_sizes)}, "
+                             f"this run for {list(cfg.block_sizes)}")
+        cfg = replace(cfg, model={k: getattr(model.config, k) for k in cfg.model},
+                      context=model.config.max_position_embeddings)
+    else:
+        model = make_model(tok, cfg)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "embed" not in n]
     no_decay = [p for n, p in model.named_parameters() if not (p.dim() >= 2 and "embed" not in n)]
     optimizer = torch.optim.AdamW(
@@ -262,6 +283,14 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
                     f"({time.perf_counter() - t0:.0f}s)")
     bar.close()
     return {"step": end, "losses": losses, "seconds": time.perf_counter() - t0}
+
+
+def _checkpoint_pages(folder: Path) -> list[str] | None:
+    """The pages a checkpoint was trained on, from its training.json (None if it does not say)."""
+    if not (folder / "config.json").is_file():
+        raise FileNotFoundError(f"no checkpoint to start from in {folder}: config.json is missing")
+    record = folder / "training.json"
+    return json.loads(record.read_text()).get("pages") if record.is_file() else None
 
 
 def _mean(xs: list[float]) -> float:
@@ -316,6 +345,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "var" / "train" / "clover-demo")
     parser.add_argument("--resume", action="store_true",
                         help="continue from the state saved in --out (with --steps: train on to that step)")
+    parser.add_argument("--init-from", type=Path,
+                        help="start a new run from this checkpoint's weights, tokenizer and pages")
     parser.add_argument("--export", type=Path, help="after training, write a copy without optimizer state here")
     parser.add_argument("--threads", type=int, default=default_threads(),
                         help="torch threads (default: the cores not already busy, at least 1)")
@@ -327,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
                                    "seed": args.seed, "save_every": args.save_every}.items() if v is not None}
     cfg = replace(PRESETS[args.preset], **overrides)
     summary = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
-                    extend_to=args.steps if args.resume else None)
+                    extend_to=args.steps if args.resume else None, init_from=args.init_from)
     print(f"trained to step {summary['step']} in {summary['seconds']:.0f}s; "
           f"last loss {_mean(summary['losses'][-50:]):.4f}; checkpoint in {args.out}")
     if args.export:

@@ -82,7 +82,7 @@ class CloverBackend:
     def with_decoding(self, decoding: str, **overrides) -> CloverBackend:
         """Another backend over the same loaded weights with other decoding settings."""
         other = copy.copy(self)
-        keep = {k: getattr(self.sampler, k) for k in ("rule", "threshold", "factor", "entropy_bound", "k")}
+        keep = {k: getattr(self.sampler, k) for k in ("rule", "threshold", "factor", "entropy_bound", "k", "fallback")}
         other.sampler = self._sampler(decoding, self.sampler.max_new_tokens, {**keep, **overrides})
         return other
 

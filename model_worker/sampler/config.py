@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 RULES = ("threshold", "factor", "entropy", "topk")
+FALLBACKS = ("confident", "leftmost")
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,10 @@ class SamplerConfig:
     most confident one); "factor" is Fast-dLLM's rule: the largest n with (n + 1)(1 - c_n) < `factor`
     over confidences sorted high to low; "entropy" commits the lowest-entropy positions while their
     entropy sum minus the largest stays <= `entropy_bound` (DiffusionGemma); "topk" commits `k` per step.
+
+    fallback: what guarantees progress. "confident" (the rules as published) commits at least the most
+    confident masked position; "leftmost" also commits the leftmost masked position every step, so a
+    block never advances slower than autoregressive decoding and never fills its far end first.
     """
 
     block_size: int = 32
@@ -23,6 +28,7 @@ class SamplerConfig:
     factor: float = 1.0
     entropy_bound: float = 0.3
     k: int = 4
+    fallback: str = "confident"
     temperature: float = 0.0
     max_new_tokens: int = 4096
     seed: int = 0
@@ -30,6 +36,8 @@ class SamplerConfig:
     def __post_init__(self):
         if self.rule not in RULES:
             raise ValueError(f"unknown commit rule {self.rule!r}; valid rules: {', '.join(RULES)}")
+        if self.fallback not in FALLBACKS:
+            raise ValueError(f"unknown fallback {self.fallback!r}; valid fallbacks: {', '.join(FALLBACKS)}")
         checks = [
             (self.block_size >= 1, f"block_size must be >= 1, got {self.block_size}"),
             (0.0 <= self.threshold <= 1.0, f"threshold must be in [0, 1], got {self.threshold}"),

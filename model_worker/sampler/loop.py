@@ -147,14 +147,15 @@ def generate(
                 forwards[rows[r]] += 1
             picked, p_conf, p_entropy = predict(
                 logits, cfg.temperature, None if generators is None else [generators[i] for i in rows], r_idx,
-                scores=bs > 1,
+                scores=bs > 1, entropy=cfg.rule == "entropy",
             )
             tokens = torch.full_like(cur, mask_id).index_put_((r_idx, j_idx), picked)
             if bs == 1:  # a one-slot block: every rule commits its single slot
                 take = todo
             else:
                 conf = torch.zeros(cur.shape, device=device).index_put_((r_idx, j_idx), p_conf)
-                entropy = torch.zeros(cur.shape, device=device).index_put_((r_idx, j_idx), p_entropy)
+                entropy = None if p_entropy is None else \
+                    torch.zeros(cur.shape, device=device).index_put_((r_idx, j_idx), p_entropy)
                 take = select(cfg, conf, entropy, todo)
             cur = torch.where(take, tokens, cur)
             committed = committed | take

@@ -13,13 +13,14 @@ from .config import SamplerConfig
 
 def predict(
     logits: torch.Tensor, temperature: float, generators: list[torch.Generator] | None, rows: torch.Tensor,
-    *, scores: bool = True,
+    *, scores: bool = True, entropy: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """Tokens, their probabilities and entropies (K,) from logits (K, V) of K masked positions.
 
     Greedy at temperature 0; otherwise Gumbel-max sampling from logits / temperature. `rows` (K,) says
     which sequence each position belongs to: each sequence draws from its own generator, so its
-    samples do not depend on the batch it runs in. Without `scores` only the tokens are computed.
+    samples do not depend on the batch it runs in. Without `scores` only the tokens are computed;
+    without `entropy` the entropies are None (only the entropy rule reads them).
     """
     scaled = logits if temperature == 0 else logits / temperature
     if temperature == 0:
@@ -34,14 +35,16 @@ def predict(
         tokens = (scaled + noise).argmax(-1)
     if not scores:
         return tokens, None, None
+    if not entropy:  # p(token) = exp(logit - logsumexp): no full softmax over the vocabulary
+        conf = (scaled.gather(-1, tokens[:, None]).squeeze(-1) - scaled.logsumexp(-1)).exp()
+        return tokens, conf, None
     logp = torch.log_softmax(scaled, -1)
     conf = logp.gather(-1, tokens[:, None]).squeeze(-1).exp()
-    entropy = -(logp.exp() * logp).nan_to_num().sum(-1)
-    return tokens, conf, entropy
+    return tokens, conf, -(logp.exp() * logp).nan_to_num().sum(-1)
 
 
-def select(cfg: SamplerConfig, conf: torch.Tensor, entropy: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-    """Bool (N, B): positions to commit now, only among `candidates`."""
+def select(cfg: SamplerConfig, conf: torch.Tensor, entropy: torch.Tensor | None, candidates: torch.Tensor) -> torch.Tensor:
+    """Bool (N, B): positions to commit now, only among `candidates` (`entropy` only for the entropy rule)."""
     neg = torch.finfo(conf.dtype).min
     key = -entropy if cfg.rule == "entropy" else conf
     order = torch.where(candidates, key, neg).argsort(dim=-1, descending=True, stable=True)
@@ -58,6 +61,10 @@ def select(cfg: SamplerConfig, conf: torch.Tensor, entropy: torch.Tensor, candid
     else:  # topk
         n = torch.full_like(candidates[:, 0], cfg.k, dtype=torch.long)
     available = candidates.sum(-1)
-    n = torch.minimum(n.clamp_min(1), available)
+    leftmost = cfg.fallback == "leftmost"
+    n = torch.minimum(n if leftmost else n.clamp_min(1), available)
     ranks = torch.empty_like(order).scatter_(-1, order, torch.arange(order.shape[-1], device=order.device).expand_as(order))
-    return candidates & (ranks < n[:, None])
+    take = candidates & (ranks < n[:, None])
+    if leftmost:
+        take |= candidates & (candidates.long().cumsum(-1) == 1)
+    return take

@@ -98,6 +98,15 @@ def test_threshold_one_commits_one_token_per_forward_and_threshold_zero_one_forw
     assert all(not any(masked) for _, _, _, masked in rec.steps)
 
 
+def test_the_leftmost_fallback_fills_a_block_left_to_right_when_nothing_is_confident():
+    rec = Recorder()
+    cfg = SamplerConfig(block_size=4, threshold=1.0, fallback="leftmost", max_new_tokens=16)
+    generate(tiny_model(eos_token_id=None), [prompt(8)], cfg, on_step=rec.on_step)
+    assert len(rec.steps) == 16
+    for _, _, _, masked in rec.steps:  # the masked positions are always the block's tail
+        assert masked == sorted(masked)
+
+
 @pytest.mark.parametrize("prompt_len,block_size", [(8, 4), (11, 4), (3, 8), (16, 8), (7, 1)])
 def test_cached_decoding_gives_the_same_greedy_tokens_as_recomputing_everything(prompt_len, block_size):
     model = tiny_model(eos_token_id=None)

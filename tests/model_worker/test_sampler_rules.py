@@ -59,3 +59,24 @@ def test_an_unknown_rule_is_refused_with_the_valid_ones_listed():
 def test_out_of_range_settings_are_refused_naming_the_field(field, value):
     with pytest.raises(ValueError, match=field):
         SamplerConfig(**{field: value})
+
+
+# Position 0 committed: the leftmost masked position (1, confidence 0.30) is not the most confident (3).
+LATER = torch.tensor([[False, True, True, True, True, True]])
+
+
+def test_leftmost_fallback_commits_the_next_position_when_nothing_is_confident():
+    picked = select(SamplerConfig(rule="threshold", threshold=1.0, fallback="leftmost"), CONF, None, LATER)
+    assert picked[0].nonzero().flatten().tolist() == [1]
+    picked = select(SamplerConfig(rule="threshold", threshold=1.0), CONF, None, LATER)
+    assert picked[0].nonzero().flatten().tolist() == [3]  # the published rule takes the most confident
+
+
+def test_leftmost_fallback_adds_the_next_position_to_the_confident_ones():
+    picked = select(SamplerConfig(rule="threshold", threshold=0.9, fallback="leftmost"), CONF, None, LATER)
+    assert picked[0].nonzero().flatten().tolist() == [1, 3]
+
+
+def test_an_unknown_fallback_is_refused_with_the_valid_ones_listed():
+    with pytest.raises(ValueError, match=r"unknown fallback 'random'.*confident, leftmost"):
+        SamplerConfig(fallback="random")

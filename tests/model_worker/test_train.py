@@ -87,3 +87,23 @@ def test_a_finished_run_can_be_resumed_to_train_on_for_more_steps(tmp_path):
     train(cfg, tmp_path, pages=PAGES, progress=False, log=lambda _: None)
     more = train(cfg, tmp_path, pages=PAGES, progress=False, resume=True, extend_to=6, log=lambda _: None)
     assert more["step"] == 6 and len(more["losses"]) == 6
+
+
+def test_a_new_run_can_start_from_a_checkpoint_and_keeps_its_tokenizer_and_pages(tmp_path):
+    cfg = replace(PRESETS["tiny"], steps=30, save_every=30, lr=1e-2)
+    first = train(cfg, tmp_path / "a", pages=PAGES[:2], progress=False, log=lambda _: None)
+    logged = []
+    second = train(replace(cfg, steps=5, save_every=5, lr=1e-3), tmp_path / "b", pages=PAGES, progress=False,
+                   init_from=tmp_path / "a", log=logged.append)
+    assert any("starting from the checkpoint" in line for line in logged)
+    # It starts where the first run ended, not from random weights, and on the first run's two pages only.
+    assert second["losses"][0] < 0.8 * first["losses"][0]
+    record = (tmp_path / "b" / "training.json").read_text()
+    assert '"topic-0"' in record and '"topic-1"' in record and '"topic-2"' not in record
+    assert (tmp_path / "b" / "tokenizer.json").read_bytes() == (tmp_path / "a" / "tokenizer.json").read_bytes()
+
+
+def test_starting_from_a_folder_without_a_checkpoint_names_the_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no checkpoint to start from in .*empty"):
+        train(PRESETS["tiny"], tmp_path / "b", pages=PAGES, progress=False, init_from=tmp_path / "empty",
+              log=lambda _: None)
