@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 import re
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.support.kit import kit_state
 
 pytestmark = pytest.mark.browser
 
@@ -46,15 +47,10 @@ def page_html(script: str, lang: str = "en") -> str:
 _names = itertools.count()
 
 
-def wait_until_settled(page, timeout_s: float = 20.0) -> str:
-    """The kit state once it leaves `loading` (polled from Python: the page's CSP forbids eval)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        state = page.evaluate("document.documentElement.dataset.kitState")
-        if state != "loading":
-            return state
-        page.wait_for_timeout(50)
-    raise AssertionError("the page never became ready or reported an error")
+def wait_until_settled(page) -> str:
+    state = kit_state(page)
+    assert state != "loading", "the page never became ready or reported an error"
+    return state
 
 
 class Opened:

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from model_worker.corpus import load_pages
+from tests.support.kit import kit_state
 
 pytestmark = pytest.mark.browser
 
 PAGES = load_pages()
-
-
-def settle(page, timeout_s: float = 20.0) -> str:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        state = page.evaluate("document.documentElement.dataset.kitState")
-        if state != "loading":
-            return state
-        page.wait_for_timeout(50)
-    return "loading"
 
 
 def open_exemplar(browser, kit_server, slug, **context_options):
@@ -32,7 +21,7 @@ def open_exemplar(browser, kit_server, slug, **context_options):
     page.on("request", lambda r: r.url.startswith(kit_server.url) or r.url.startswith("data:")
             or problems.append(f"request to another host: {r.url}"))
     page.goto(f"{kit_server.url}/corpus/{slug}.html")
-    state = settle(page)
+    state = kit_state(page)
     return context, page, problems, state
 
 
