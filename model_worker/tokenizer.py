@@ -70,6 +70,8 @@ def load_tokenizer(path: str | Path) -> PreTrainedTokenizerFast:
     """Load a saved page tokenizer and check that it carries every special token."""
     from transformers import AutoTokenizer
 
+    import model_worker.clover  # noqa: F401 (registers the `clover` config AutoTokenizer finds in config.json)
+
     path = Path(path)
     if not (path / "tokenizer.json").is_file():
         raise FileNotFoundError(f"no tokenizer.json in {path}: not a page tokenizer folder")
