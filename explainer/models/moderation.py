@@ -30,7 +30,7 @@ class ModerationItem(models.Model):
         "explainer.PageVersion", null=True, blank=True, on_delete=models.CASCADE, related_name="moderation_items"
     )
     matched = models.CharField(max_length=120, blank=True, help_text="The listed word or phrase that matched.")
-    source = models.CharField(max_length=16, help_text="builtin or class")
+    source = models.CharField(max_length=16, help_text="builtin, class, or topics (outside the topic space)")
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

@@ -27,6 +27,7 @@ BUILTIN_FLAG = (
     "杀人", "枪", "武器", "炸弹", "爆炸", "毒药", "毒品", "战争", "喝酒", "香烟",
 )
 
+OFF_TOPIC_MATCH = "outside the class topics"
 DEFAULT_BLOCKED_MESSAGE = "Let's keep our questions about science. Try another one!"
 
 
@@ -114,6 +115,11 @@ def question_check(
             topic_id = match.topic_id
             topic_note = classroom.topics.get(pk=match.topic_id).note_to_model or None
         elif classroom.topic_space_enabled:
+            # Teachers see what their class wanted to know beyond the topics (the queue's lower table).
+            ModerationItem.objects.create(
+                classroom=classroom, learner=learner, kind=ModerationItem.Kind.QUESTION,
+                status=ModerationItem.Status.BLOCKED, text=question, matched=OFF_TOPIC_MATCH, source="topics",
+            )
             titles = ", ".join(t.title for t in classroom.topics.all())
             return QuestionVerdict(
                 False, "off_topic",

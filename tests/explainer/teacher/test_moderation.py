@@ -44,6 +44,9 @@ def test_with_the_topic_space_on_an_outside_question_is_politely_refused(classro
     verdict = check(classroom, learner, "Who won the football world cup?")
     assert (verdict.allowed, verdict.code) == (False, "off_topic")
     assert "Magnetism" in verdict.message
+    item = ModerationItem.objects.get()  # the teacher sees what was refused, and who asked
+    assert (item.status, item.text, item.learner, item.source) == (
+        "blocked", "Who won the football world cup?", learner, "topics")
     inside = check(classroom, learner, "Why does a magnet stick to the fridge?")
     assert inside.allowed and inside.topic_id == classroom.topics.get(title="Magnetism").pk
     assert inside.topic_note == "Draw field lines."
