@@ -148,8 +148,9 @@ def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, r
 
 
 def format_text(result: dict) -> str:
+    d = result["diffusion"]
     lines = [f"checkpoint {result['checkpoint']} on {result['device']} ({result['threads']} threads), "
-             f"{len(result['prompt_set'])} prompts"]
+             f"{len(result['prompt_set'])} prompts; rule {d['rule']} {d['threshold']}, fallback {d['fallback']}"]
     head = f"{'':10} {'tokens':>7} {'forwards':>8} {'tok/fwd':>8} {'fwd/s':>8} {'tok/s':>9} {'first blk s':>11} {'peak MB':>8}"
     lines.append(head)
     for name in ("diffusion", "ar"):
