@@ -12,6 +12,7 @@ const state = {
   generation: null, // the generation being watched
   lastAsk: null, // {question, lang, thread} to resend on "Try again"
   committed: [],
+  draft: { block: null, pieces: [] }, // the last draft shown, to light up what each new one decides
   startedAt: 0,
 };
 
@@ -40,6 +41,7 @@ function ask(question, lang, thread) {
 function startLive(question) {
   state.generation = null;
   state.committed = [];
+  state.draft = { block: null, pieces: [] };
   state.startedAt = performance.now();
   $("live-question").textContent = question;
   $("committed").textContent = "";
@@ -61,17 +63,20 @@ const handlers = {
     $("status").textContent = e.position > 0 ? `Waiting for the model: ${e.position} ahead of you…` : "Starting…";
   },
   draft(e) {
-    const spans = e.pieces.map((piece) => {
+    // Tokens decided since the previous draft of this block light up; earlier ones are settled.
+    const before = state.draft.block === e.block ? state.draft.pieces : [];
+    const spans = e.pieces.map((piece, i) => {
       const span = document.createElement("span");
       if (piece === null) {
         span.className = "mask";
         span.textContent = MASK;
       } else {
-        span.className = "fresh";
+        span.className = before[i] == null ? "fresh" : "settled";
         span.textContent = piece;
       }
       return span;
     });
+    state.draft = { block: e.block, pieces: e.pieces };
     $("current").replaceChildren(...spans);
     const resolved = e.pieces.filter((p) => p !== null).length;
     $("progress-bar").style.width = `${Math.round((100 * resolved) / e.pieces.length)}%`;
