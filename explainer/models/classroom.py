@@ -53,6 +53,10 @@ class Topic(models.Model):
     title = models.CharField(max_length=120)
     seed_questions = models.JSONField(default=list, blank=True)
     note_to_model = models.TextField(blank=True)
+    exemplar = models.CharField(
+        max_length=80, blank=True,
+        help_text="Slug of a corpus page that answers this topic's new questions at once, without generating.",
+    )
 
     class Meta:
         ordering = ["title"]

@@ -138,24 +138,37 @@ def _clean_seeds(seed_questions) -> list[str]:
     return [q.strip() for q in seed_questions if q and q.strip()]
 
 
-def topic_create(*, classroom: Classroom, title: str, seed_questions=(), note_to_model: str = "") -> Topic:
+def topic_create(*, classroom: Classroom, title: str, seed_questions=(), note_to_model: str = "",
+                 exemplar: str = "") -> Topic:
     title = title.strip()
     if not title:
         raise ValidationError("A topic needs a title.")
     return Topic.objects.create(
-        classroom=classroom, title=title, seed_questions=_clean_seeds(seed_questions), note_to_model=note_to_model.strip()
+        classroom=classroom, title=title, seed_questions=_clean_seeds(seed_questions),
+        note_to_model=note_to_model.strip(), exemplar=_clean_exemplar(exemplar),
     )
 
 
-def topic_update(*, topic: Topic, title: str, seed_questions=(), note_to_model: str = "") -> Topic:
+def topic_update(*, topic: Topic, title: str, seed_questions=(), note_to_model: str = "", exemplar: str = "") -> Topic:
     title = title.strip()
     if not title:
         raise ValidationError("A topic needs a title.")
     topic.title = title
     topic.seed_questions = _clean_seeds(seed_questions)
     topic.note_to_model = note_to_model.strip()
+    topic.exemplar = _clean_exemplar(exemplar)
     topic.save()
     return topic
+
+
+def _clean_exemplar(slug: str) -> str:
+    """"" (none) or the slug of a corpus page; anything else is refused, naming it."""
+    from explainer.selectors.exemplars import exemplar_html
+
+    slug = (slug or "").strip()
+    if slug and exemplar_html(slug) is None:
+        raise ValidationError(f"There is no exemplar page {slug!r} in the corpus.")
+    return slug
 
 
 def topic_delete(*, topic: Topic) -> None:

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from explainer.models import Generation, Learner, PageVersion, Thread
+from explainer.models import Generation, Learner, PageVersion, Thread, Topic
 from explainer.selectors.generation import (
     generation_queue_position,
     page_url,
@@ -77,7 +77,11 @@ def generation_create(
         )
         featured = featured_page_for(classroom=classroom, question=question) if kind == "ask" else None
         if featured is not None:
-            _answer_from_library(generation, featured)
+            _answer_from_library(generation, featured.html, {"featured_page": featured.pk})
+            return generation
+        exemplar = _topic_exemplar(verdict.topic_id) if kind == "ask" else None
+        if exemplar is not None:
+            _answer_from_library(generation, *exemplar)
             return generation
         previous = thread_latest_page(thread=thread)
         topic_note = verdict.topic_note or (thread.topic.note_to_model if thread.topic else None)
@@ -114,13 +118,24 @@ def _enqueue(generation: Generation, request: dict) -> None:
         raise GenerationRejected("unavailable", message) from exc
 
 
-def _answer_from_library(generation: Generation, featured: PageVersion) -> None:
-    """A teacher featured a page for this very question: it answers at once, as version 1 of a new thread."""
+def _topic_exemplar(topic_id: int | None) -> tuple[str, dict] | None:
+    """(html, stats) of the exemplar page a teacher pinned to the question's topic, if any."""
+    from explainer.selectors.exemplars import exemplar_html
+
+    if topic_id is None:
+        return None
+    slug = Topic.objects.filter(pk=topic_id).values_list("exemplar", flat=True).first()
+    html = exemplar_html(slug) if slug else None
+    return (html, {"exemplar": slug}) if html else None
+
+
+def _answer_from_library(generation: Generation, html: str, stats: dict) -> None:
+    """A page the teacher chose (a featured page, a topic's exemplar) answers at once, as version 1."""
     generation.status = Generation.Status.DONE
     generation.started_at = generation.finished_at = timezone.now()
-    generation.stats = {"featured_page": featured.pk}
+    generation.stats = stats
     generation.save(update_fields=["status", "started_at", "finished_at", "stats"])
-    page = PageVersion.objects.create(thread=generation.thread, generation=generation, version=1, html=featured.html)
+    page = PageVersion.objects.create(thread=generation.thread, generation=generation, version=1, html=html)
 
     def announce():
         event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from explainer.models import Classroom
+from explainer.selectors.exemplars import exemplar_choices
 
 LANGUAGE_CHOICES = [("en", "English"), ("zh", "中文")]
 
@@ -40,6 +41,15 @@ class TopicForm(forms.Form):
         required=False, widget=forms.Textarea(attrs={"rows": 4}), help_text="One question a line, in every language the class uses."
     )
     note_to_model = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    exemplar = forms.ChoiceField(
+        required=False, label="Exemplar page",
+        help_text="A checked page from the corpus that answers this topic's new questions at once, without "
+                  "generating. Follow-ups still go to the model.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["exemplar"].choices = [("", "— none: the model writes every page —"), *exemplar_choices()]
 
 
 class JoinForm(forms.Form):

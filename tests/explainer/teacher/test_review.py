@@ -160,3 +160,37 @@ def test_hiding_from_the_gallery_says_so_and_returns_to_the_gallery(signed_in, c
     assert "learners no longer see this page" in response.content.decode()
     page.refresh_from_db()
     assert page.hidden
+
+
+def test_a_topic_with_an_exemplar_answers_its_new_questions_with_that_page_and_follow_ups_still_generate(
+    signed_in, classroom, learner, monkeypatch, django_capture_on_commit_callbacks
+):
+    from django.core.exceptions import ValidationError
+
+    from explainer.celery import app
+    from explainer.services.classrooms import topic_update
+    from explainer.services.generation import generation_create
+    from model_worker.corpus import load_pages
+
+    magnetism = classroom.topics.get(title="Magnetism")
+    form = reverse("teacher:class", args=[classroom.pk])
+    assert 'value="magnetism"' in signed_in.get(form).content.decode()  # the corpus pages are offered
+    signed_in.post(reverse("teacher:topic", args=[classroom.pk, magnetism.pk]), {
+        f"t{magnetism.pk}-title": "Magnetism", f"t{magnetism.pk}-seed_questions": "How does a magnet attract iron?",
+        f"t{magnetism.pk}-note_to_model": "", f"t{magnetism.pk}-exemplar": "magnetism", "action": "save"})
+    magnetism.refresh_from_db()
+    assert magnetism.exemplar == "magnetism"
+
+    sent = []
+    monkeypatch.setattr(app, "send_task", lambda name, **kw: sent.append(name))
+    with django_capture_on_commit_callbacks(execute=True):
+        asked = generation_create(question="Why does a magnet stick to iron?", session_key="k", learner=learner)
+    assert asked.status == Generation.Status.DONE and asked.stats == {"exemplar": "magnetism"}
+    assert asked.page.html == next(p.html for p in load_pages() if p.slug == "magnetism")
+    assert sent == []
+    with django_capture_on_commit_callbacks(execute=True):
+        generation_create(question="Make the magnet bigger", session_key="k", learner=learner,
+                          thread_id=asked.thread_id)
+    assert sent == ["model_worker.generate_page"]  # a follow-up revises the page with the model
+    with pytest.raises(ValidationError, match="no exemplar page 'no-such-page'"):
+        topic_update(topic=magnetism, title="Magnetism", exemplar="no-such-page")
