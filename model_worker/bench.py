@@ -121,7 +121,7 @@ def render_pass_rate(pages: list[str]) -> dict:
 
 
 def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, render: bool = False,
-          block_size: int = 32, rule: str = "threshold", threshold: float = 0.9, fallback: str = "confident",
+          block_size: int = 32, rule: str = "threshold", threshold: float = 0.9, fallback: str = "leftmost",
           max_new_tokens: int | None = None, threads: int | None = None) -> dict:
     """Both decodings of the same checkpoint on the first `prompts` prompts of the fixed set."""
     from model_worker.backends.clover import CloverBackend
@@ -193,8 +193,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--block-size", type=int, default=32)
     parser.add_argument("--rule", default="threshold")
     parser.add_argument("--threshold", type=float, default=0.9)
-    parser.add_argument("--fallback", default="confident", choices=FALLBACKS,
-                        help="the position every step commits at least: the most confident or the leftmost")
+    parser.add_argument("--fallback", default="leftmost", choices=FALLBACKS,
+                        help="what every step commits at least, and where: see SamplerConfig")
     parser.add_argument("--max-new-tokens", type=int)
     parser.add_argument("--render", action="store_true", help="also render-check every page in Chromium")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -16,7 +16,7 @@ from model_worker.tokenizer import load_tokenizer
 
 # Named decoding settings. `diffusion` is the default; `ar` is the same checkpoint at block size 1.
 DECODING = {
-    "diffusion": dict(block_size=32, rule="threshold", threshold=0.9),
+    "diffusion": dict(block_size=32, rule="threshold", threshold=0.9, fallback="leftmost"),
     "ar": dict(block_size=1, rule="threshold", threshold=0.9),
 }
 MIN_PAGE_TOKENS = 256
@@ -100,7 +100,8 @@ class CloverBackend:
         cfg = replace(self.sampler, max_new_tokens=min(self.sampler.max_new_tokens, self.context - len(prompt)))
         [out] = generate(self.model, [prompt], cfg, on_step=stream.step, on_block=stream.block,
                          should_stop=sink.should_stop)
-        text = self.tok.decode(out.tokens, skip_special_tokens=True)
+        # A character still incomplete when decoding ends is not text: the stream never sent it either.
+        text = self.tok.decode(out.tokens, skip_special_tokens=True).rstrip("\ufffd")
         return PageResult(html=extract_page(text), stats=_figures(out.stats), stopped=out.stopped_by == "stop")
 
 

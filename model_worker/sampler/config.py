@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 RULES = ("threshold", "factor", "entropy", "topk")
-FALLBACKS = ("confident", "leftmost")
+FALLBACKS = ("confident", "leftmost", "prefix")
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,10 @@ class SamplerConfig:
 
     fallback: what guarantees progress. "confident" (the rules as published) commits at least the most
     confident masked position; "leftmost" also commits the leftmost masked position every step, so a
-    block never advances slower than autoregressive decoding and never fills its far end first.
+    block never advances slower than autoregressive decoding and never fills its far end first;
+    "prefix" commits the leftmost masked position and, only if the rule picks it, the unbroken run of
+    picks that follows it, so a block grows left to right and a confident guess far ahead of the
+    committed text never lands.
     """
 
     block_size: int = 32

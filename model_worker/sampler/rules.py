@@ -61,10 +61,13 @@ def select(cfg: SamplerConfig, conf: torch.Tensor, entropy: torch.Tensor | None,
     else:  # topk
         n = torch.full_like(candidates[:, 0], cfg.k, dtype=torch.long)
     available = candidates.sum(-1)
-    leftmost = cfg.fallback == "leftmost"
+    leftmost = cfg.fallback != "confident"
     n = torch.minimum(n if leftmost else n.clamp_min(1), available)
     ranks = torch.empty_like(order).scatter_(-1, order, torch.arange(order.shape[-1], device=order.device).expand_as(order))
     take = candidates & (ranks < n[:, None])
-    if leftmost:
-        take |= candidates & (candidates.long().cumsum(-1) == 1)
-    return take
+    if not leftmost:
+        return take
+    first = candidates & (candidates.long().cumsum(-1) == 1)
+    if cfg.fallback == "prefix":  # keep the run of picks from the leftmost candidate on; others wait
+        take = candidates & (take | ~candidates).long().cumprod(-1).bool()
+    return take | first

@@ -98,11 +98,14 @@ def test_threshold_one_commits_one_token_per_forward_and_threshold_zero_one_forw
     assert all(not any(masked) for _, _, _, masked in rec.steps)
 
 
-def test_the_leftmost_fallback_fills_a_block_left_to_right_when_nothing_is_confident():
+@pytest.mark.parametrize("fallback,threshold", [("leftmost", 1.0), ("prefix", 0.2)])
+def test_leftmost_and_prefix_fallbacks_fill_a_block_left_to_right(fallback, threshold):
     rec = Recorder()
-    cfg = SamplerConfig(block_size=4, threshold=1.0, fallback="leftmost", max_new_tokens=16)
-    generate(tiny_model(eos_token_id=None), [prompt(8)], cfg, on_step=rec.on_step)
-    assert len(rec.steps) == 16
+    cfg = SamplerConfig(block_size=4, threshold=threshold, fallback=fallback, max_new_tokens=16)
+    out = generate(tiny_model(eos_token_id=None), [prompt(8)], cfg, on_step=rec.on_step)[0]
+    assert len(out.tokens) == 16
+    if threshold == 1.0:
+        assert len(rec.steps) == 16  # one token a step
     for _, _, _, masked in rec.steps:  # the masked positions are always the block's tail
         assert masked == sorted(masked)
 

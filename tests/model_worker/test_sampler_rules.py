@@ -78,5 +78,15 @@ def test_leftmost_fallback_adds_the_next_position_to_the_confident_ones():
 
 
 def test_an_unknown_fallback_is_refused_with_the_valid_ones_listed():
-    with pytest.raises(ValueError, match=r"unknown fallback 'random'.*confident, leftmost"):
+    with pytest.raises(ValueError, match=r"unknown fallback 'random'.*confident, leftmost, prefix"):
         SamplerConfig(fallback="random")
+
+
+def test_prefix_fallback_commits_only_the_confident_run_that_starts_at_the_next_position():
+    def prefix(conf):
+        picked = select(SamplerConfig(rule="threshold", threshold=0.9, fallback="prefix"), torch.tensor([conf]),
+                        None, LATER)
+        return picked[0].nonzero().flatten().tolist()
+
+    assert prefix([0.95, 0.91, 0.95, 0.99, 0.10, 0.96]) == [1, 2, 3]  # 5 is confident but after a gap
+    assert prefix([0.95, 0.30, 0.95, 0.99, 0.10, 0.96]) == [1]  # the next one is a guess: nothing after it
