@@ -121,7 +121,7 @@ def render_pass_rate(pages: list[str]) -> dict:
 
 
 def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, render: bool = False,
-          block_size: int = 32, rule: str = "threshold", threshold: float = 0.9, fallback: str = "leftmost",
+          block_size: int = 32, rule: str = "threshold", threshold: float = 0.99, fallback: str = "prefix",
           max_new_tokens: int | None = None, threads: int | None = None) -> dict:
     """Both decodings of the same checkpoint on the first `prompts` prompts of the fixed set."""
     from model_worker.backends.clover import CloverBackend
@@ -192,8 +192,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--prompts", type=int, default=DEFAULT_PROMPTS, help=f"how many of the {len(PROMPTS)} fixed prompts")
     parser.add_argument("--block-size", type=int, default=32)
     parser.add_argument("--rule", default="threshold")
-    parser.add_argument("--threshold", type=float, default=0.9)
-    parser.add_argument("--fallback", default="leftmost", choices=FALLBACKS,
+    parser.add_argument("--threshold", type=float, default=0.99)
+    parser.add_argument("--fallback", default="prefix", choices=FALLBACKS,
                         help="what every step commits at least, and where: see SamplerConfig")
     parser.add_argument("--max-new-tokens", type=int)
     parser.add_argument("--render", action="store_true", help="also render-check every page in Chromium")
