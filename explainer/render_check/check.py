@@ -277,31 +277,44 @@ async def _judge_interaction(page, observer: _Observer, box, report: RenderRepor
         await page.clock.run_for(options.step_ms)
         return await observer.observe()
 
-    start = await step()
-    before = await step()
-    idle_dom, idle_px = await observer.change(start, before)
-    threshold_px = 2 * idle_px + options.min_content_px
+    async def idle() -> tuple[_Moment, int, int]:
+        start = await step()
+        before = await step()
+        return (before, *await observer.change(start, before))
+
+    before, idle_dom, idle_px = await idle()
+
+    def threshold(idle_px: int) -> int:
+        return 2 * idle_px + options.min_content_px
 
     def responded(dom: int, pixels: int) -> bool:
-        return dom > idle_dom or pixels > threshold_px
+        return dom > idle_dom or pixels > threshold(idle_px)
 
     results: dict[str, dict] = {}
     # The slider goes first: an info panel opened by the click could cover what the slider moves.
     slider = page.locator('input[type="range"]:visible').first
     if await slider.count():
-        info = await slider.evaluate(probe.SLIDER_INFO)
-        await slider.evaluate(probe.QUIET_CONTROL)
-        # The keyboard moves a range input as a user would and cannot land on an overlay instead.
-        await slider.focus()
-        await page.keyboard.press(info["key"])
-        after = await step()
-        await page.evaluate(probe.UNQUIET)
-        dom, pixels = await observer.change(before, after)
-        value = await slider.input_value()
-        results["slider"] = {"what": f"slider {info['label']!r} {info['value']} -> {value}",
-                             "dom_mutations": dom, "canvas_px": pixels, "canvas_changed": pixels > threshold_px,
-                             "responded": value != info["value"] and responded(dom, pixels)}
-        before = after
+        # A scene that moves by itself moves faster at some moments than others, so a slider whose
+        # change is lost in one idle step's motion gets a second try, moved back the other way.
+        for attempt in range(2):
+            if attempt:
+                before, idle_dom, idle_px = await idle()
+            info = await slider.evaluate(probe.SLIDER_INFO)
+            await slider.evaluate(probe.QUIET_CONTROL)
+            # The keyboard moves a range input as a user would and cannot land on an overlay instead.
+            await slider.focus()
+            await page.keyboard.press(info["key"])
+            after = await step()
+            await page.evaluate(probe.UNQUIET)
+            dom, pixels = await observer.change(before, after)
+            value = await slider.input_value()
+            results["slider"] = {"what": f"slider {info['label']!r} {info['value']} -> {value}",
+                                 "dom_mutations": dom, "canvas_px": pixels,
+                                 "canvas_changed": pixels > threshold(idle_px), "attempts": attempt + 1,
+                                 "responded": value != info["value"] and responded(dom, pixels)}
+            before = after
+            if results["slider"]["responded"]:
+                break
 
     part = await page.evaluate(probe.KIT_PART_POINT)
     if part and part.get("x") is not None:
@@ -316,7 +329,7 @@ async def _judge_interaction(page, observer: _Observer, box, report: RenderRepor
         dom, pixels = await observer.change(before, after)
         opened = after.open_part is not None and after.open_part != before.open_part
         results["click"] = {"what": what, "dom_mutations": dom, "canvas_px": pixels, "part_opened": opened,
-                            "canvas_changed": pixels > threshold_px, "responded": opened or responded(dom, pixels)}
+                            "canvas_changed": pixels > threshold(idle_px), "responded": opened or responded(dom, pixels)}
 
     await page.clock.resume()
     report.metrics["interaction"] = {"idle_dom_mutations": idle_dom, "idle_canvas_px": idle_px, **results}

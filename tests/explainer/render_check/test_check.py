@@ -46,6 +46,9 @@ def test_a_good_page_without_the_kit_passes_too():
             .replace('canvas.addEventListener("click"', 'canvas.addEventListener("never-fired"')
             .replace('document.getElementById("size").addEventListener', '(document.getElementById("size") || canvas).addEventListener'),
             "interaction", id="no-controls"),
+        pytest.param(break_plain('document.getElementById("size").addEventListener("input"',
+                                 'document.getElementById("size").addEventListener("never-fired"'),
+                     "interaction", id="slider-that-does-nothing-on-a-spinning-scene"),
         pytest.param(break_plain('<div class="controls">', '<div style="width: 600px">wide</div><div class="controls">'),
                      "overflow", id="overflow-at-390px"),
         pytest.param(break_plain("</head>", '<script src="https://cdn.example.com/three.min.js"></script></head>'),
