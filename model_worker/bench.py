@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from model_worker.backends.clover import DECODING
 from model_worker.config import DEFAULT_MODEL_PATH, REPO_ROOT, resolve_device
 from model_worker.sampler.config import FALLBACKS
 
@@ -121,16 +122,19 @@ def render_pass_rate(pages: list[str]) -> dict:
 
 
 def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, render: bool = False,
-          block_size: int = 32, rule: str = "threshold", threshold: float = 0.99, fallback: str = "prefix",
-          max_new_tokens: int | None = None, threads: int | None = None) -> dict:
+          block_size: int | None = None, rule: str | None = None, threshold: float | None = None,
+          fallback: str | None = None, max_new_tokens: int | None = None, threads: int | None = None) -> dict:
     """Both decodings of the same checkpoint on the first `prompts` prompts of the fixed set."""
     from model_worker.backends.clover import CloverBackend
 
     if not 1 <= prompts <= len(PROMPTS):
         raise ValueError(f"--prompts must be between 1 and {len(PROMPTS)}, got {prompts}")
     chosen = PROMPTS[:prompts]
-    diffusion = CloverBackend(path=path, device=device, threads=threads, block_size=block_size, rule=rule,
-                              threshold=threshold, fallback=fallback, max_new_tokens=max_new_tokens)
+    # Settings left as None keep the backend's own `diffusion` decoding.
+    chosen_settings = {k: v for k, v in dict(block_size=block_size, rule=rule, threshold=threshold,
+                                             fallback=fallback).items() if v is not None}
+    diffusion = CloverBackend(path=path, device=device, threads=threads, max_new_tokens=max_new_tokens,
+                              **chosen_settings)
     ar = diffusion.with_decoding("ar")  # the same weights in memory, decoded at block size 1
     result = {"checkpoint": str(path), "device": resolve_device(device), "threads": torch.get_num_threads(),
               "prompt_set": [{"lang": lang, "question": q, "topic": slug} for lang, q, slug in chosen]}
@@ -190,11 +194,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--path", type=Path, default=Path(os.environ.get("MODEL_PATH") or DEFAULT_MODEL_PATH))
     parser.add_argument("--device", default=os.environ.get("MODEL_DEVICE") or "auto")
     parser.add_argument("--prompts", type=int, default=DEFAULT_PROMPTS, help=f"how many of the {len(PROMPTS)} fixed prompts")
-    parser.add_argument("--block-size", type=int, default=32)
-    parser.add_argument("--rule", default="threshold")
-    parser.add_argument("--threshold", type=float, default=0.99)
-    parser.add_argument("--fallback", default="prefix", choices=FALLBACKS,
-                        help="what every step commits at least, and where: see SamplerConfig")
+    default = DECODING["diffusion"]
+    parser.add_argument("--block-size", type=int, help=f"default {default['block_size']}")
+    parser.add_argument("--rule", help=f"default {default['rule']}")
+    parser.add_argument("--threshold", type=float, help=f"default {default['threshold']}")
+    parser.add_argument("--fallback", choices=FALLBACKS,
+                        help=f"what every step commits at least, and where (SamplerConfig); default {default['fallback']}")
     parser.add_argument("--max-new-tokens", type=int)
     parser.add_argument("--render", action="store_true", help="also render-check every page in Chromium")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -9,7 +9,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from explainer.models import Generation, Learner, PageVersion, Thread, Topic
+from explainer.models import Generation, Learner, PageVersion, Thread
+from explainer.selectors.exemplars import exemplar_html
 from explainer.selectors.generation import (
     generation_queue_position,
     page_url,
@@ -79,9 +80,9 @@ def generation_create(
         if featured is not None:
             _answer_from_library(generation, featured.html, {"featured_page": featured.pk})
             return generation
-        exemplar = _topic_exemplar(verdict.topic_id) if kind == "ask" else None
+        exemplar = exemplar_html(verdict.topic_exemplar) if kind == "ask" and verdict.topic_exemplar else None
         if exemplar is not None:
-            _answer_from_library(generation, *exemplar)
+            _answer_from_library(generation, exemplar, {"exemplar": verdict.topic_exemplar})
             return generation
         previous = thread_latest_page(thread=thread)
         topic_note = verdict.topic_note or (thread.topic.note_to_model if thread.topic else None)
@@ -116,17 +117,6 @@ def _enqueue(generation: Generation, request: dict) -> None:
             finished_at=timezone.now(),
         )
         raise GenerationRejected("unavailable", message) from exc
-
-
-def _topic_exemplar(topic_id: int | None) -> tuple[str, dict] | None:
-    """(html, stats) of the exemplar page a teacher pinned to the question's topic, if any."""
-    from explainer.selectors.exemplars import exemplar_html
-
-    if topic_id is None:
-        return None
-    slug = Topic.objects.filter(pk=topic_id).values_list("exemplar", flat=True).first()
-    html = exemplar_html(slug) if slug else None
-    return (html, {"exemplar": slug}) if html else None
 
 
 def _answer_from_library(generation: Generation, html: str, stats: dict) -> None:

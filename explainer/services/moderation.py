@@ -47,6 +47,7 @@ class QuestionVerdict:
     message: str = ""
     topic_id: int | None = None
     topic_note: str | None = None
+    topic_exemplar: str | None = None  # slug of the corpus page the teacher pinned to the topic
     flagged: bool = False
 
 
@@ -108,12 +109,13 @@ def question_check(
         )
         message = (classroom.blocked_message if classroom else "") or DEFAULT_BLOCKED_MESSAGE
         return QuestionVerdict(False, "blocked", message)
-    topic_id, topic_note = None, None
+    topic_id, topic_note, topic_exemplar = None, None, None
     if classroom is not None and kind == Generation.Kind.ASK and classroom.topics.exists():
         match = topic_match(classroom=classroom, question=question)
         if match.inside:
             topic_id = match.topic_id
-            topic_note = classroom.topics.get(pk=match.topic_id).note_to_model or None
+            topic = classroom.topics.get(pk=match.topic_id)
+            topic_note, topic_exemplar = topic.note_to_model or None, topic.exemplar or None
         elif classroom.topic_space_enabled:
             # Teachers see what their class wanted to know beyond the topics (the queue's lower table).
             ModerationItem.objects.create(
@@ -131,7 +133,7 @@ def question_check(
             classroom=classroom, learner=learner, kind=ModerationItem.Kind.QUESTION,
             status=ModerationItem.Status.PENDING, text=question, matched=hits[0].term[:120], source=hits[0].source,
         )
-    return QuestionVerdict(True, "ok", "", topic_id, topic_note, flagged)
+    return QuestionVerdict(True, "ok", "", topic_id, topic_note, flagged=flagged, topic_exemplar=topic_exemplar)
 
 
 def page_screen(*, page: PageVersion) -> ModerationItem | None:
