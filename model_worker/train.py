@@ -41,6 +41,9 @@ class TrainConfig:
     block_sizes: tuple[int, ...] = (1, 8, 16, 32)
     # Block size 1 is drawn less often: its GDN pass runs token by token and costs ~5x a wide block.
     block_weights: tuple[float, ...] = (0.1, 0.25, 0.25, 0.4)
+    # Share of blocks masked from a random cut to the end instead of at random: what the prefix
+    # fallback decodes from. 0 keeps the plain BD3-LM objective.
+    suffix_mask_rate: float = 0.0
     context: int = 2560               # max_position_embeddings of the checkpoint
     previous_budget: int = 128        # tokens of a previous page kept in follow-up prompts
     followup_rate: float = 0.15       # share of examples that are follow-ups
@@ -59,6 +62,8 @@ class TrainConfig:
     def __post_init__(self):
         if len(self.block_weights) != len(self.block_sizes):
             raise ValueError("block_weights needs one weight per block size")
+        if not 0.0 <= self.suffix_mask_rate <= 1.0:
+            raise ValueError(f"suffix_mask_rate must be in [0, 1], got {self.suffix_mask_rate}")
         if 1 not in self.block_sizes:
             raise ValueError("block size 1 must be trained so the checkpoint also decodes autoregressively")
 
@@ -267,7 +272,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
         loss = model.block_diffusion_loss(input_ids, block_size=block_size, maskable=maskable,
-                                          generator=generator)
+                                          generator=generator, suffix_rate=cfg.suffix_mask_rate)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -342,6 +347,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr", type=float)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--save-every", type=int)
+    parser.add_argument("--block-weights", type=float, nargs="+",
+                        help="how often each trained block size is drawn, in the preset's block-size order")
+    parser.add_argument("--suffix-mask-rate", type=float,
+                        help="share of blocks masked from a random cut to their end (prefix-fallback decoding)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "var" / "train" / "clover-demo")
     parser.add_argument("--resume", action="store_true",
                         help="continue from the state saved in --out (with --steps: train on to that step)")
@@ -355,7 +364,9 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     overrides = {k: v for k, v in {"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr,
-                                   "seed": args.seed, "save_every": args.save_every}.items() if v is not None}
+                                   "seed": args.seed, "save_every": args.save_every,
+                                   "block_weights": tuple(args.block_weights) if args.block_weights else None,
+                                   "suffix_mask_rate": args.suffix_mask_rate}.items() if v is not None}
     cfg = replace(PRESETS[args.preset], **overrides)
     summary = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
                     extend_to=args.steps if args.resume else None, init_from=args.init_from)

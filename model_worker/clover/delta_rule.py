@@ -80,8 +80,11 @@ def gated_delta_blocks(
 
 
 def delta_blocks(
-    query, key, value, g, beta, *, block_size: int, initial_state=None, keep_states: bool = True
+    query, key, value, g, beta, *, block_size: int, initial_state=None, keep_states: bool = True,
+    final: bool = True,
 ) -> BlockResult:
+    """Without `final` (and without autograd) the result's final state may be None: a forward that
+    commits nothing to the cache does not need it."""
     n, t, hk, dk = key.shape
     h, dv = value.shape[-2:]
     nb = t // block_size
@@ -90,6 +93,8 @@ def delta_blocks(
     if hk != h:  # grouped value heads, as in Qwen3.5
         query = query.repeat_interleave(h // hk, dim=2)
         key = key.repeat_interleave(h // hk, dim=2)
+    if nb == 1 and 1 < t <= MIN_CHUNK and not keep_states and not torch.is_grad_enabled():
+        return one_block(query, key, value, g, beta, initial_state, final=final)
     chunk = min(block_size * -(-MIN_CHUNK // block_size), t)
     pad = -t % chunk
     nc = (t + pad) // chunk
@@ -162,3 +167,37 @@ def delta_blocks(
         states = torch.cat([starts_all[:, :, :nb], state.unsqueeze(2)], 2).transpose(1, 2)
     flat = lambda x: x.reshape(n, h, nc * chunk, -1)[:, :, :t].reshape(n, h, nb, block_size, -1)  # noqa: E731
     return BlockResult(blocks(outs, dv), blocks(mems, dv), states, state, flat(q_unit), flat(k), flat(v))
+
+
+def one_block(query, key, value, g, beta, initial_state, *, final: bool) -> BlockResult:
+    """`delta_blocks` for a single block of at most one chunk, without autograd: a denoising step.
+
+    The block starts at the chunk start, so every memory readout is S_0ᵀ q_i and the intra-block
+    memory terms vanish; the final state is computed only when asked for.
+    """
+    n, t, h, dk = query.shape
+    dv = value.shape[-1]
+    q_unit = l2norm(query.float()).transpose(1, 2)  # (N, H, T, dk)
+    k = l2norm(key.float()).transpose(1, 2)
+    q = q_unit * dk**-0.5
+    v = value.float().transpose(1, 2)
+    beta = beta.float().transpose(1, 2)[..., None]  # (N, H, T, 1)
+    cum = g.float().transpose(1, 2).cumsum(-1)  # (N, H, T)
+    after = _masks(t, t, q.device, torch.is_inference_mode_enabled())[2]
+    pair = (cum[..., :, None] - cum[..., None, :]).masked_fill(after, float("-inf")).exp()
+    k_beta = k * beta
+    decay = cum.exp()[..., None]
+    solved = torch.linalg.solve_triangular((k_beta @ k.transpose(-1, -2)) * pair,
+                                           torch.cat([v * beta, k_beta * decay], -1),
+                                           upper=False, unitriangular=True)
+    state = (torch.zeros(n, h, dk, dv, dtype=torch.float32, device=q.device) if initial_state is None
+             else initial_state.float())
+    v_new = solved[..., :dv] - solved[..., dv:] @ state
+    memory = q @ state
+    out = (q * decay) @ state + ((q @ k.transpose(-1, -2)) * pair) @ v_new
+    end = None
+    if final:
+        last = cum[..., -1:]
+        end = state * last.exp()[..., None] + (k * (last - cum).exp()[..., None]).transpose(-1, -2) @ v_new
+    block = lambda x: x[:, :, None]  # noqa: E731  (N, H, 1, B, d)
+    return BlockResult(block(out), block(memory), None, end, block(q_unit), block(k), block(v))

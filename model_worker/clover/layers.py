@@ -20,8 +20,10 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
     Qwen3_5MoeRMSNormGated,
     Qwen3_5MoeSparseMoeBlock,
     apply_rotary_pos_emb,
+    l2norm,
 )
 
+from . import fast
 from .configuration import CloverConfig
 from .delta_rule import BlockResult, delta_blocks
 
@@ -118,11 +120,13 @@ class CloverGatedDeltaNet(nn.Module):
         state: torch.Tensor | None = None,
         left: torch.Tensor | None = None,
         keep_states: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor]:
+        final: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
         """f(history, blocks): x (N, T, D) whole blocks after a history summarised by `state` and `left`.
 
         Returns output (N, T, D), the states at every block start and the end (N, nb + 1, H, dk, dv)
-        if `keep_states`, the final state, and the pre-conv inputs (N, C, T) that give conv context.
+        if `keep_states`, the final state (may be None without `final`: nothing is committed), and the
+        pre-conv inputs (N, C, T) that give conv context.
         """
         n, t, _ = x.shape
         names = ("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a")
@@ -130,22 +134,51 @@ class CloverGatedDeltaNet(nn.Module):
             [self.conv_dim, self.value_dim, self.num_v_heads, self.num_v_heads], -1
         )
         pre = pre.transpose(1, 2)
-        mixed = self.conv(pre, left, block_size).transpose(1, 2)
+        inference = not torch.is_grad_enabled()
+        if inference and t == 1:  # one token: the taps as one small matmul (fast.conv)
+            mixed = ACT2FN[self.activation](fast.conv(self, pre, left, block_size)).transpose(1, 2)
+        else:
+            mixed = self.conv(pre, left, block_size).transpose(1, 2)
         query, key, value = torch.split(mixed, [self.key_dim, self.key_dim, self.value_dim], dim=-1)
         query = query.reshape(n, t, -1, self.head_k_dim)
         key = key.reshape(n, t, -1, self.head_k_dim)
         value = value.reshape(n, t, -1, self.head_v_dim)
         beta = b.sigmoid()
-        g = -self.A_log.float().exp() * F.softplus(a.float() + self.dt_bias)
+        rate = (-self.A_log.float().exp() if not inference
+                else fast.derived(self, "rate", (self.A_log,), lambda: -self.A_log.float().exp()))
+        g = rate * F.softplus(a.float() + self.dt_bias)
 
-        r = delta_blocks(query, key, value, g, beta, block_size=block_size, initial_state=state,
-                         keep_states=keep_states)
-        out = r.out + self.joint_gate[:, None, None, None].float() * self.joint_softmax(r, block_size)
-        out = out.reshape(n, self.num_v_heads, t, self.head_v_dim).transpose(1, 2)
+        if inference and t == 1 and not keep_states:
+            out, final = self.one_token(query, key, value, g, beta, state)
+            states = None
+        else:
+            r = delta_blocks(query, key, value, g, beta, block_size=block_size, initial_state=state,
+                             keep_states=keep_states, final=final)
+            out = r.out + self.joint_gate[:, None, None, None].float() * self.joint_softmax(r, block_size)
+            out = out.reshape(n, self.num_v_heads, t, self.head_v_dim).transpose(1, 2)
+            states, final = r.states, r.final
 
-        z = z.reshape(-1, self.head_v_dim)
-        out = self.norm(out.to(x.dtype).reshape(-1, self.head_v_dim), z).reshape(n, t, -1)
-        return self.out_proj(out), r.states, r.final, pre
+        out = fast.gated_norm(self.norm, out.to(x.dtype).reshape(-1, self.head_v_dim), z.reshape(-1, self.head_v_dim))
+        return self.out_proj(out.reshape(n, t, -1)), states, final, pre
+
+    def one_token(self, query, key, value, g, beta, state):
+        """A one-token block (autoregressive step) without autograd: the recurrent delta rule, and the
+        joint softmax over [memory slot, the token itself] as a two-way sigmoid. Output (N, 1, H, dv)."""
+        h, dk = self.num_v_heads, self.head_k_dim
+        q, k = l2norm(query[:, 0].float()), l2norm(key[:, 0].float())  # (N, Hk, dk)
+        if q.shape[1] != h:
+            q, k = q.repeat_interleave(h // q.shape[1], 1), k.repeat_interleave(h // k.shape[1], 1)
+        v = value[:, 0].float()
+        if state is None:
+            state = q.new_zeros(q.shape[0], h, dk, v.shape[-1])
+        state = state.float()
+        scaled = q * dk**-0.5
+        out, final = fast.delta_token(scaled, k, v, g[:, 0], beta[:, 0].float(), state)
+        memory = (scaled[..., None, :] @ state).squeeze(-2)
+        token_logit = (q * k).sum(-1) * self.joint_log_scale.float().exp()
+        share = torch.sigmoid(token_logit - self.memory_bias.float())  # block calibration * log(1) = 0
+        out = out + self.joint_gate.float()[:, None] * (memory + share[..., None] * (v - memory))
+        return out[:, None], final
 
     def joint_softmax(self, r: BlockResult, block_size: int) -> torch.Tensor:
         """One softmax per query over [memory slot m_i] + every token of its block (bidirectional)."""
@@ -185,8 +218,8 @@ class CloverAttention(nn.Module):
         )
         q, gate = torch.chunk(q.reshape(n, t, -1, self.head_dim * 2), 2, dim=-1)
         gate = gate.reshape(n, t, -1)
-        q = self.q_norm(q).transpose(1, 2)
-        k = self.k_norm(k.reshape(n, t, -1, self.head_dim)).transpose(1, 2)
+        q = fast.norm(self.q_norm, q).transpose(1, 2)
+        k = fast.norm(self.k_norm, k.reshape(n, t, -1, self.head_dim)).transpose(1, 2)
         v = v.reshape(n, t, -1, self.head_dim).transpose(1, 2)
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
         return q, k, v, gate
@@ -216,7 +249,7 @@ class CloverDecoderLayer(nn.Module):
         self.post_attention_layernorm = Qwen3_5MoeRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
 
     def feed_forward(self, h: torch.Tensor) -> torch.Tensor:
-        x = self.post_attention_layernorm(h)
+        x = fast.norm(self.post_attention_layernorm, h)
         if isinstance(self.mlp, Qwen3_5MoeMLP):  # Qwen3.5's dense MLP with gate and up in one matmul
             gate, up = fused_linear(self.mlp, ("gate_proj", "up_proj"), x).chunk(2, -1)
             return h + self.mlp.down_proj(self.mlp.act_fn(gate) * up)
@@ -225,13 +258,13 @@ class CloverDecoderLayer(nn.Module):
 
     def forward(self, h: torch.Tensor, p: Pass, cache: LayerState | None) -> torch.Tensor:
         """One layer over whole blocks against the cached history; folds `p.commit` blocks into it."""
-        x = self.input_layernorm(h)
+        x = fast.norm(self.input_layernorm, h)
         if self.layer_type == "linear_attention":
             state = cache.recurrent if cache is not None else None
             left = cache.conv if cache is not None else None
             partial = cache is not None and 0 < p.commit < x.shape[1] // p.block_size
             mixed, states, final, pre = self.linear_attn(x, block_size=p.block_size, state=state, left=left,
-                                                         keep_states=partial)
+                                                         keep_states=partial, final=bool(p.commit))
             if cache is not None and p.commit:
                 cache.recurrent.copy_(states[:, p.commit] if partial else final)
                 width = cache.conv.shape[-1]

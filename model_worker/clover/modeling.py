@@ -25,6 +25,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
     Qwen3_5MoeSparseMoeBlock,
 )
 
+from . import fast
 from .configuration import CloverConfig
 from .layers import CloverDecoderLayer, CloverGatedDeltaNet, LayerState, Pass
 
@@ -151,7 +152,7 @@ class CloverModel(CloverPreTrainedModel):
         p = Pass(block_size, cos, sin, mask=mask)
         for layer in self.layers:
             h = layer(h, p, None)
-        return self.norm(h)
+        return fast.norm(self.norm, h)
 
 
 class CloverForBlockDiffusion(CloverPreTrainedModel):
@@ -217,7 +218,7 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         if commit:
             cache.lengths[:] = [x + commit * block_size for x in cache.lengths]
         h = h[:, keep] if isinstance(keep, slice) else h.reshape(n * q, -1).index_select(0, keep)
-        return self.lm_head(self.model.norm(h)).float()
+        return self.lm_head(fast.norm(self.model.norm, h)).float()
 
     def prefill(self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int,
                 chunk: int = 512) -> torch.Tensor:
@@ -234,10 +235,12 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
 
     def mask_blocks(
         self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
-        generator: torch.Generator | None = None,
+        generator: torch.Generator | None = None, suffix_rate: float = 0.0,
     ) -> torch.Tensor:
         """Bool (N, L): per block a rate t ~ U(0, 1] of its maskable positions, at least one where it has any.
 
+        With probability `suffix_rate` a block is instead masked from a random cut to its end: the
+        state the sampler's prefix fallback decodes from (committed text on the left, masks after it).
         Padding and the first position (nothing precedes it to predict it from) are never masked.
         """
         n, length = input_ids.shape
@@ -250,6 +253,11 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         rate = 1.0 - torch.rand(n, nb, generator=generator, device=where).to(input_ids.device)
         u = torch.rand(n, length + pad, generator=generator, device=where).to(input_ids.device)
         masked = maskable & (u < rate.repeat_interleave(block_size, 1))
+        if suffix_rate > 0:
+            cut = torch.randint(0, block_size, (n, nb), generator=generator, device=where).to(input_ids.device)
+            pick = torch.rand(n, nb, generator=generator, device=where).to(input_ids.device) < suffix_rate
+            suffix = torch.arange(block_size, device=input_ids.device) >= cut[..., None]  # (N, nb, B)
+            masked = torch.where(pick.repeat_interleave(block_size, 1), maskable & suffix.view(n, -1), masked)
         need = maskable.view(n, nb, block_size).any(-1) & ~masked.view(n, nb, block_size).any(-1)
         first = torch.where(maskable, u, 2.0).view(n, nb, block_size).argmin(-1)
         masked = masked | (F.one_hot(first, block_size).bool() & need[..., None]).view(n, -1)
@@ -257,7 +265,7 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
 
     def block_diffusion_loss(
         self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
-        generator: torch.Generator | None = None,
+        generator: torch.Generator | None = None, suffix_rate: float = 0.0,
     ) -> torch.Tensor:
         """Mean cross-entropy over masked positions of the block-diffusion objective (BD3-LM style).
 
@@ -266,7 +274,7 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         """
         cfg = self.config
         ids, masked = input_ids, self.mask_blocks(input_ids, block_size=block_size, maskable=maskable,
-                                                  generator=generator)
+                                                  generator=generator, suffix_rate=suffix_rate)
         length = ids.shape[1]
         pad = -length % block_size
         if pad:

@@ -76,6 +76,45 @@ def test_cached_block_logits_equal_an_uncached_recompute(prompt_len):
     assert cache.lengths == [hist + bs]
 
 
+@pytest.mark.parametrize("block_size", [1, 4])
+def test_the_inference_fast_paths_compute_what_the_training_paths_compute(block_size):
+    """Without autograd, decoding takes fused forms (one-token recurrence, single-block delta rule,
+    fused norms, banded conv); with autograd the original modules run. Both give the same logits."""
+    model, bs = tiny_model(), block_size
+    ids = torch.randint(4, 64, (1, 16), generator=torch.Generator().manual_seed(5))
+
+    def decode_all():
+        cache = model.new_cache(1, 32)
+        model.prefill(ids[:, :8], cache, block_size=bs)
+        steps = []
+        for start in range(8, 16, bs):
+            block = ids[:, start : start + bs]
+            steps.append(model.decode(block, cache, block_size=bs))  # a denoising step: commits nothing
+            steps.append(model.decode(block, cache, block_size=bs, commit=1))
+        return torch.cat(steps, 1)
+
+    with torch.no_grad():
+        fast = decode_all()
+    with torch.enable_grad():
+        slow = decode_all().detach()
+    torch.testing.assert_close(fast, slow, atol=1e-5, rtol=1e-5)
+
+
+def test_suffix_masking_masks_each_block_from_a_cut_to_its_end():
+    """The state the prefix fallback decodes from: committed text on the left, masks after it."""
+    model = tiny_model()
+    ids = torch.randint(4, 64, (4, 32), generator=torch.Generator().manual_seed(8))
+    maskable = torch.ones_like(ids, dtype=torch.bool)
+    masked = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(9),
+                               suffix_rate=1.0).view(4, 4, 8)
+    assert masked.any(-1).all()
+    assert torch.equal(masked, masked.long().cumsum(-1).bool())  # once masked, masked to the block's end
+    cuts = set((8 - masked.sum(-1)).flatten().tolist())
+    assert len(cuts) > 3  # cuts vary from block to block
+    plain = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(9))
+    assert not torch.equal(plain.view(4, 4, 8), plain.view(4, 4, 8).long().cumsum(-1).bool())
+
+
 def test_the_training_loss_scores_a_noisy_block_exactly_as_inference_sees_it():
     model, bs, n, length = tiny_model(), 4, 2, 16
     ids = torch.randint(4, 64, (n, length), generator=torch.Generator().manual_seed(4))

@@ -107,3 +107,21 @@ def test_starting_from_a_folder_without_a_checkpoint_names_the_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="no checkpoint to start from in .*empty"):
         train(PRESETS["tiny"], tmp_path / "b", pages=PAGES, progress=False, init_from=tmp_path / "empty",
               log=lambda _: None)
+
+
+def test_suffix_masking_and_block_weights_are_run_settings_kept_for_resume(tmp_path, monkeypatch):
+    import model_worker.train as training
+
+    cfg = replace(PRESETS["tiny"], steps=2, save_every=2, block_weights=(1, 0, 3), suffix_mask_rate=0.5)
+    train(cfg, tmp_path, pages=PAGES, progress=False, log=lambda _: None)
+    saved = torch.load(tmp_path / "train_state.pt", weights_only=False)["config"]
+    assert saved["suffix_mask_rate"] == 0.5 and saved["block_weights"] == [1, 0, 3]
+    with pytest.raises(ValueError, match="suffix_mask_rate"):
+        replace(PRESETS["tiny"], suffix_mask_rate=1.5)
+
+    seen = {}
+    monkeypatch.setattr(training, "train", lambda cfg, out, **_: seen.setdefault("cfg", cfg) and {
+        "step": 0, "losses": [], "seconds": 0.0})
+    training.main(["--preset", "tiny", "--out", str(tmp_path / "cli"), "--block-weights", "1", "0", "3",
+                   "--suffix-mask-rate", "0.25", "--threads", "1"])
+    assert seen["cfg"].block_weights == (1.0, 0.0, 3.0) and seen["cfg"].suffix_mask_rate == 0.25
