@@ -192,13 +192,14 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
 
     def decode(
         self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int, commit: int = 0,
-        keep: slice | torch.Tensor = slice(None),
+        keep: slice | torch.Tensor = slice(None), project: bool = True,
     ) -> torch.Tensor:
         """One forward over whole blocks right after each row's history; the first `commit` blocks become
         history (keys, GDN and conv state advance), the rest only read it.
 
         Returns fp32 logits of `keep`: a slice of positions (N, len, V), or flat indices into the
         (N * Q) positions (K, V), so the vocabulary projection runs only where a prediction is needed.
+        Without `project`, the final hidden states of `keep` instead: `logits(h)` projects them later.
         """
         n, q = input_ids.shape
         lengths = torch.tensor(cache.lengths, device=input_ids.device)
@@ -218,7 +219,12 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         if commit:
             cache.lengths[:] = [x + commit * block_size for x in cache.lengths]
         h = h[:, keep] if isinstance(keep, slice) else h.reshape(n * q, -1).index_select(0, keep)
-        return self.lm_head(fast.norm(self.model.norm, h)).float()
+        h = fast.norm(self.model.norm, h)
+        return self.logits(h) if project else h
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """fp32 vocabulary logits of final hidden states (from `decode(..., project=False)`)."""
+        return self.lm_head(hidden).float()
 
     def prefill(self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int,
                 chunk: int = 512) -> torch.Tensor:

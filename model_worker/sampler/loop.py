@@ -36,30 +36,52 @@ def check_request(model, prompts: list[list[int]], cfg: SamplerConfig) -> None:
             raise ValueError(f"prompt {i} has {len(prompt)} tokens, longer than the context of {context} tokens")
 
 
-def block_logits(model, cache, cur, prev, head, r_idx, j_idx):
-    """Logits (K, V) for block positions (r_idx, j_idx), each read from the position before it.
+# Under the prefix rule a step commits a run that starts at each row's next masked slot, so slots are
+# projected onto the vocabulary in two rounds: the first LAZY_SLOTS masked slots of every row, then the
+# rest only for rows whose first LAZY_SLOTS all cleared the threshold. Same tokens, fewer projections.
+LAZY_SLOTS = 8
 
-    With `prev` (the finished previous block) the forward also folds it into the caches and refreshes
-    `head`, the prediction for each block's first slot. Returns logits, head and whether the model ran.
+
+class BlockScores:
+    """One forward's predictions for a block's masked slots (r_idx, j_idx), projected on demand.
+
+    Slot j is read from the position before it: slot 0 from the previous block's last position (`head`,
+    one row of logits per sequence), the others from the block's own positions. With `prev` (the
+    finished previous block) the forward also folds it into the caches and refreshes `head`. `called`
+    says whether the model ran (not when `head` answered every slot).
     """
-    n, bs = cur.shape
-    if prev is not None:
-        # [prev, cur]: slot j of cur is read from input j + bs - 1 (for j = 0, prev's last position).
-        ids, width = (torch.cat([prev, cur], 1), 2 * bs) if bs > 1 else (prev, 1)
-        heads = torch.arange(n, device=cur.device) * width + bs - 1
-        if bs == 1:  # the one slot is read from the head itself
-            out = model.decode(ids, cache, block_size=1, commit=1, keep=heads)
-            return out.index_select(0, r_idx), out, True
-        out = model.decode(ids, cache, block_size=bs, commit=1,
-                           keep=torch.cat([heads, r_idx * width + j_idx + bs - 1]))
-        return out[n:], out[:n], True
-    inside = j_idx > 0  # slot 0 is read from the previous block: its prediction is `head`, already known
-    logits = head.index_select(0, r_idx)
-    if bool(inside.any()):
-        src = r_idx[inside] * bs + j_idx[inside] - 1
-        logits[inside] = model.decode(cur, cache, block_size=bs, keep=src)
-        return logits, head, True
-    return logits, head, False
+
+    def __init__(self, model, cache, cur, prev, head, r_idx, j_idx):
+        n, bs = cur.shape
+        self.model, self.r_idx = model, r_idx
+        self.inside = j_idx > 0
+        self.hidden, self.called, self.head = None, True, head
+        if prev is not None:
+            # [prev, cur]: slot j of cur is read from input j + bs - 1 (for j = 0, prev's last position).
+            ids, width = (torch.cat([prev, cur], 1), 2 * bs) if bs > 1 else (prev, 1)
+            heads = torch.arange(n, device=cur.device) * width + bs - 1
+            src = r_idx[self.inside] * width + j_idx[self.inside] + bs - 1
+            h = model.decode(ids, cache, block_size=bs, commit=1, keep=torch.cat([heads, src]), project=False)
+            self.head, self.hidden = model.logits(h[:n]), h[n:]
+        elif bool(self.inside.any()):
+            src = r_idx[self.inside] * bs + j_idx[self.inside] - 1
+            self.hidden = model.decode(cur, cache, block_size=bs, keep=src, project=False)
+        else:
+            self.called = False
+        self.slot = self.inside.long().cumsum(0) - 1  # each inside slot's row in `hidden`
+
+    def logits(self, sel: torch.Tensor | None = None) -> torch.Tensor:
+        """fp32 logits (K', V) of the selected slots (every slot without `sel`); never the mask token."""
+        inside, rows, slot = ((self.inside, self.r_idx, self.slot) if sel is None
+                              else (self.inside[sel], self.r_idx[sel], self.slot[sel]))
+        if self.hidden is not None and bool(inside.all()):
+            out = self.model.logits(self.hidden if sel is None else self.hidden.index_select(0, slot))
+        else:
+            out = self.head.index_select(0, rows)
+            if bool(inside.any()):
+                out[inside] = self.model.logits(self.hidden.index_select(0, slot[inside]))
+        out[:, self.model.config.mask_token_id] = float("-inf")
+        return out
 
 
 @torch.inference_mode()
@@ -115,6 +137,7 @@ def generate(
     arange = torch.arange(bs, device=device)
     block_no = 0
     eos = torch.tensor(eos_ids or [-1], device=device)
+    lazy = bs > 1 and cfg.rule == "threshold" and cfg.fallback == "prefix"
 
     while rows:
         if should_stop is not None and should_stop():
@@ -138,17 +161,21 @@ def generate(
             if not bool(busy.any()):
                 break
             r_idx, j_idx = todo.nonzero(as_tuple=True)  # the masked positions to predict, row-major
-            logits, head, called = block_logits(model, cache, cur, prev if pending else None, head, r_idx, j_idx)
+            scores = BlockScores(model, cache, cur, prev if pending else None, head, r_idx, j_idx)
+            head = scores.head
             # A row counts the forward only if it read from it (not when `head` answered all it needed).
             users = busy if pending else todo[:, 1:].any(-1)
             pending = False
-            logits[:, mask_id] = float("-inf")
-            for r in users.nonzero().flatten().tolist() if called else ():
+            for r in users.nonzero().flatten().tolist() if scores.called else ():
                 forwards[rows[r]] += 1
-            picked, p_conf, p_entropy = predict(
-                logits, cfg.temperature, None if generators is None else [generators[i] for i in rows], r_idx,
-                scores=bs > 1, entropy=cfg.rule == "entropy",
-            )
+            row_generators = None if generators is None else [generators[i] for i in rows]
+            if lazy:
+                picked, p_conf, p_entropy = predict_prefix(scores, cfg, row_generators, todo, r_idx, j_idx, mask_id)
+            else:
+                picked, p_conf, p_entropy = predict(
+                    scores.logits(), cfg.temperature, row_generators, r_idx,
+                    scores=bs > 1, entropy=cfg.rule == "entropy",
+                )
             tokens = torch.full_like(cur, mask_id).index_put_((r_idx, j_idx), picked)
             if bs == 1:  # a one-slot block: every rule commits its single slot
                 take = todo
@@ -206,3 +233,27 @@ def generate(
         )
         for i in range(n)
     ]
+
+
+def predict_prefix(scores: BlockScores, cfg: SamplerConfig, generators, todo, r_idx, j_idx, mask_id):
+    """Tokens and probabilities for the threshold rule with the prefix fallback, projecting in two rounds.
+
+    Slots left unprojected get the mask token and probability -1: they lie after a slot that missed
+    the threshold, so the prefix fallback would not commit them anyway.
+    """
+    rank = (todo.long().cumsum(-1) - 1)[r_idx, j_idx]  # order of each slot among its row's masked slots
+    picked = torch.full_like(r_idx, mask_id)
+    conf = torch.full(r_idx.shape, -1.0, device=r_idx.device)
+
+    def fill(sel):
+        tokens, probs, _ = predict(scores.logits(sel), cfg.temperature, generators, r_idx[sel], entropy=False)
+        picked[sel], conf[sel] = tokens, probs
+
+    first = rank < LAZY_SLOTS
+    fill(first)
+    missed = torch.zeros(todo.shape[0], device=r_idx.device).index_add_(
+        0, r_idx[first], (conf[first] < cfg.threshold).float())
+    rest = ~first & (missed == 0)[r_idx]
+    if bool(rest.any()):
+        fill(rest)
+    return picked, conf, None

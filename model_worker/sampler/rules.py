@@ -45,6 +45,10 @@ def predict(
 
 def select(cfg: SamplerConfig, conf: torch.Tensor, entropy: torch.Tensor | None, candidates: torch.Tensor) -> torch.Tensor:
     """Bool (N, B): positions to commit now, only among `candidates` (`entropy` only for the entropy rule)."""
+    first = candidates & (candidates.long().cumsum(-1) == 1)  # the leftmost candidate of every row
+    if cfg.rule == "threshold" and cfg.fallback == "prefix":  # the default, without the sort below
+        picked = candidates & (conf >= cfg.threshold)
+        return (candidates & (picked | ~candidates).long().cumprod(-1).bool()) | first
     neg = torch.finfo(conf.dtype).min
     key = -entropy if cfg.rule == "entropy" else conf
     order = torch.where(candidates, key, neg).argsort(dim=-1, descending=True, stable=True)
@@ -67,7 +71,6 @@ def select(cfg: SamplerConfig, conf: torch.Tensor, entropy: torch.Tensor | None,
     take = candidates & (ranks < n[:, None])
     if not leftmost:
         return take
-    first = candidates & (candidates.long().cumsum(-1) == 1)
     if cfg.fallback == "prefix":  # keep the run of picks from the leftmost candidate on; others wait
         take = candidates & (take | ~candidates).long().cumprod(-1).bool()
     return take | first

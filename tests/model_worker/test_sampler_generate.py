@@ -119,6 +119,20 @@ def test_cached_decoding_gives_the_same_greedy_tokens_as_recomputing_everything(
     assert len(out.tokens) == 18
 
 
+@pytest.mark.parametrize("lazy_slots", [1, 2, 8])
+@pytest.mark.parametrize("threshold", [0.0, 0.05, 0.3])
+def test_the_prefix_rule_projects_slots_lazily_yet_commits_what_projecting_every_slot_commits(
+        monkeypatch, lazy_slots, threshold):
+    import model_worker.sampler.loop as loop
+
+    monkeypatch.setattr(loop, "LAZY_SLOTS", lazy_slots)
+    model = tiny_model(eos_token_id=None)
+    cfg = SamplerConfig(block_size=8, threshold=threshold, fallback="prefix", max_new_tokens=20)
+    outs = generate(model, [prompt(5), prompt(12, 1)], cfg)
+    for out, p in zip(outs, [prompt(5), prompt(12, 1)], strict=True):
+        assert out.tokens == reference(model, p, cfg)
+
+
 def test_the_same_seed_gives_the_same_sample_and_another_seed_another():
     model = tiny_model(eos_token_id=None)
     runs = [generate(model, [prompt(6)], SamplerConfig(block_size=4, temperature=1.0, seed=s, threshold=0.5,

@@ -90,3 +90,27 @@ def test_prefix_fallback_commits_only_the_confident_run_that_starts_at_the_next_
 
     assert prefix([0.95, 0.91, 0.95, 0.99, 0.10, 0.96]) == [1, 2, 3]  # 5 is confident but after a gap
     assert prefix([0.95, 0.30, 0.95, 0.99, 0.10, 0.96]) == [1]  # the next one is a guess: nothing after it
+
+
+def test_prefix_threshold_matches_a_slot_by_slot_reading_of_the_rule():
+    """Random rows: the next masked slot always and, only if it is itself confident, each later masked
+    slot while it is confident; committed slots neither stop the run nor are taken again."""
+    g = torch.Generator().manual_seed(0)
+    conf = torch.rand(200, 12, generator=g)
+    candidates = torch.rand(200, 12, generator=g) < 0.7
+    picked = select(SamplerConfig(rule="threshold", threshold=0.5, fallback="prefix"), conf, None, candidates)
+    for row in range(200):
+        expected, started = [], False
+        for j in range(12):
+            if not candidates[row, j]:
+                continue
+            if not started:
+                expected.append(j)
+                started = True
+                if conf[row, j] < 0.5:
+                    break
+            elif conf[row, j] >= 0.5:
+                expected.append(j)
+            else:
+                break
+        assert picked[row].nonzero().flatten().tolist() == expected
