@@ -151,6 +151,58 @@ def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, r
     return result
 
 
+def forward_costs(path: Path, *, device: str = "auto", threads: int | None = None, block_size: int | None = None,
+                  history: int = 1024, repeats: int = 30) -> dict:
+    """Milliseconds per forward of each kind decoding runs, best of `repeats` rounds of 10 calls (a
+    shared machine only ever adds time), after `history` cached tokens (at most half the context),
+    and the operators each launches: a one-token step (B = 1), a denoising step over a block of the
+    backend's size projecting half its slots, and the step that commits a finished block while
+    denoising the next (two blocks)."""
+    from model_worker.backends.clover import CloverBackend
+
+    backend = CloverBackend(path=path, device=device, threads=threads,
+                            **({"block_size": block_size} if block_size else {}))
+    model, dev = backend.model, next(backend.model.parameters()).device
+    b = backend.sampler.block_size
+    history = min(history, backend.context // 2) // b * b
+    hist = torch.randint(10, model.config.vocab_size, (1, history), generator=torch.Generator().manual_seed(0))
+    hist = hist.to(dev)
+    out = {"threads": torch.get_num_threads(), "history": history, "block_size": b}
+    kinds = (("ar_step", 1, 1, 0, 1), ("block_step", b, b, 0, b // 2), ("commit_step", b, 2 * b, 1, b // 2 + 1))
+    for name, bs, q, commit, keep in kinds:
+        ms, ops = _time_forward(model, hist, block_size=bs, width=q, commit=commit, keep=keep, repeats=repeats)
+        out[name] = {"ms": round(ms, 3), "aten_ops": ops}
+    return out
+
+
+@torch.inference_mode()
+def _time_forward(model, hist, *, block_size: int, width: int, commit: int, keep: int, repeats: int) -> tuple[float, int]:
+    """Best milliseconds per call of one decode over `width` mask tokens after `hist`, and its operators."""
+    from torch.profiler import ProfilerActivity, profile
+
+    dev = hist.device
+    cache = model.new_cache(1, hist.shape[1] + 2 * width + 64)
+    model.prefill(hist, cache, block_size=block_size)
+    ids = torch.full((1, width), model.config.mask_token_id, device=dev)
+    kept = torch.arange(keep, device=dev)
+
+    def call():
+        model.decode(ids, cache, block_size=block_size, commit=commit, keep=kept)
+        cache.lengths[0] -= commit * block_size  # forget the commit: every call sees the same history
+
+    for _ in range(10):
+        call()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(10):
+            call()
+        best = min(best, (time.perf_counter() - start) / 10)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        call()
+    return best * 1e3, sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+
+
 def format_text(result: dict) -> str:
     d = result["diffusion"]
     lines = [f"checkpoint {result['checkpoint']} on {result['device']} ({result['threads']} threads), "
@@ -204,8 +256,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--render", action="store_true", help="also render-check every page in Chromium")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--threads", type=int)
+    parser.add_argument("--forwards", action="store_true",
+                        help="only time one forward of each kind decoding runs (best of 30) and count its operators")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.forwards:
+        costs = forward_costs(args.path, device=args.device, threads=args.threads, block_size=args.block_size)
+        print(json.dumps(costs) if args.json else "\n".join(
+            f"{k:12} {v['ms']:8.2f} ms {v['aten_ops']:6} operators" for k, v in costs.items() if isinstance(v, dict)))
+        return
     try:
         result = bench(args.path, device=args.device, prompts=args.prompts, render=args.render,
                        block_size=args.block_size, rule=args.rule, threshold=args.threshold,

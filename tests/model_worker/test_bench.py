@@ -72,3 +72,12 @@ def test_the_render_rate_counts_a_corpus_page_as_passing_and_a_bare_page_as_fail
     good = (CORPUS_DIR / "pages" / "tides.html").read_text(encoding="utf-8")
     rate = bench.render_pass_rate([good, "<!doctype html><html><body>no scene</body></html>"])
     assert rate["passed"] == 1 and rate["checked"] == 2 and len(rate["failures"]) == 1
+
+
+def test_forward_costs_time_each_kind_of_forward_and_count_its_operators(checkpoint, capsys):
+    bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--block-size", "8",
+                "--forwards", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["block_size"] == 8 and result["history"] == 128
+    for name in ("ar_step", "block_step", "commit_step"):
+        assert result[name]["ms"] > 0 and result[name]["aten_ops"] > 20
