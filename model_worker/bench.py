@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -70,6 +71,7 @@ def run_decoding(backend, prompts, *, warmup: bool = True) -> tuple[dict, list[s
         pages.append(extract_page(backend.tok.decode(out.tokens, skip_special_tokens=True)))
     n = len(ids)
     seconds = max(totals["seconds"], 1e-9)
+    expected = corpus_titles()
     figures = {
         "block_size": backend.sampler.block_size,
         "rule": backend.sampler.rule,
@@ -84,8 +86,23 @@ def run_decoding(backend, prompts, *, warmup: bool = True) -> tuple[dict, list[s
         "seconds": round(seconds, 3),
         "first_block_s": round(totals["first_block_s"] / n, 4),
         "peak_memory_mb": _peak_mb(backend),
+        # Pages whose <title> is that of the corpus page the question asks about: the render check
+        # says a page works, not that it answers the question.
+        "on_topic": sum(page_title(page) == expected.get(slug) for page, (_, _, slug) in zip(pages, prompts, strict=True)),
     }
     return figures, pages
+
+
+def page_title(html: str) -> str | None:
+    found = re.search(r"<title>(.*?)</title>", html, re.S | re.I)
+    return found.group(1).strip() if found else None
+
+
+def corpus_titles() -> dict[str, str | None]:
+    """slug -> the <title> of that corpus page."""
+    from model_worker.corpus import load_pages
+
+    return {page.slug: page_title(page.html) for page in load_pages()}
 
 
 def render_pass_rate(pages: list[str]) -> dict:
@@ -215,6 +232,7 @@ def format_text(result: dict) -> str:
         lines.append(f"{label:10} {r['tokens']:>7} {r['forwards']:>8} {r['tokens_per_forward']:>8.2f} "
                      f"{r['forwards_per_s']:>8.1f} {r['tokens_per_s']:>9.1f} {r['first_block_s']:>11.3f} "
                      f"{r['peak_memory_mb']:>8.0f}")
+        lines.append(f"{'':10} on topic (title of the asked corpus page): {r['on_topic']}/{r['prompts']}")
         if "render" in r:
             lines.append(f"{'':10} render check: {r['render']['passed']}/{r['render']['checked']} passed")
     lines.append(f"speedup (diffusion tok/s over ar tok/s): {result['speedup']:.2f}x")

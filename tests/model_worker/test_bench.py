@@ -33,6 +33,7 @@ def test_json_output_holds_both_decodings_and_the_speedup(checkpoint, capsys):
         assert section["block_size"] == block and section["prompts"] == 2
         assert 0 < section["tokens"] <= 2 * 16  # generated tokens only: the prompts are not counted
         assert section["tokens_per_forward"] == pytest.approx(section["tokens"] / section["forwards"], abs=1e-3)
+        assert 0 <= section["on_topic"] <= 2
     assert result["ar"]["tokens_per_forward"] <= 1.0
     assert result["speedup"] == pytest.approx(result["diffusion"]["tokens_per_s"] / result["ar"]["tokens_per_s"], rel=1e-2)
 
@@ -81,3 +82,10 @@ def test_forward_costs_time_each_kind_of_forward_and_count_its_operators(checkpo
     assert result["block_size"] == 8 and result["history"] == 128
     for name in ("ar_step", "block_step", "commit_step"):
         assert result[name]["ms"] > 0 and result[name]["aten_ops"] > 20
+
+
+def test_a_page_is_on_topic_when_its_title_is_that_of_the_asked_corpus_page():
+    titles = bench.corpus_titles()
+    assert titles["tides"] == "Why the sea has tides"
+    assert bench.page_title("<html><head><title> Why the sea has tides </title></head></html>") == titles["tides"]
+    assert bench.page_title("<html><body>no title</body></html>") is None
