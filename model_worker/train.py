@@ -44,6 +44,10 @@ class TrainConfig:
     # Share of blocks masked from a random cut to the end instead of at random: what the prefix
     # fallback decodes from. 0 keeps the plain BD3-LM objective.
     suffix_mask_rate: float = 0.0
+    # Share of steps that train on the prompt and only the first `head_tokens` page tokens: the page's
+    # opening, where its <title> (its topic) is written. Such steps are short, so cheap.
+    head_rate: float = 0.0
+    head_tokens: int = 96
     context: int = 2560               # max_position_embeddings of the checkpoint
     previous_budget: int = 128        # tokens of a previous page kept in follow-up prompts
     followup_rate: float = 0.15       # share of examples that are follow-ups
@@ -62,6 +66,8 @@ class TrainConfig:
     def __post_init__(self):
         if len(self.block_weights) != len(self.block_sizes):
             raise ValueError("block_weights needs one weight per block size")
+        if not 0.0 <= self.head_rate <= 1.0 or self.head_tokens < 1:
+            raise ValueError(f"head_rate must be in [0, 1] and head_tokens >= 1, got {self.head_rate}, {self.head_tokens}")
         if not 0.0 <= self.suffix_mask_rate <= 1.0:
             raise ValueError(f"suffix_mask_rate must be in [0, 1], got {self.suffix_mask_rate}")
         if 1 not in self.block_sizes:
@@ -171,6 +177,8 @@ def step_batch(step: int, cfg: TrainConfig, direct: list[Example], followups: li
         for _ in range(cfg.batch_size)
     ]
     block_size = rng.choices(cfg.block_sizes, weights=cfg.block_weights)[0]
+    if cfg.head_rate > 0 and rng.random() < cfg.head_rate:  # only the page's head: where its topic is set
+        batch = [Example(ids=e.ids[: e.prompt_len + cfg.head_tokens], prompt_len=e.prompt_len) for e in batch]
     generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
     return batch, block_size, generator
 
@@ -349,6 +357,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--save-every", type=int)
     parser.add_argument("--block-weights", type=float, nargs="+",
                         help="how often each trained block size is drawn, in the preset's block-size order")
+    parser.add_argument("--head-rate", type=float,
+                        help="share of steps trained on the prompt and only the page's first --head-tokens tokens")
+    parser.add_argument("--head-tokens", type=int)
     parser.add_argument("--suffix-mask-rate", type=float,
                         help="share of blocks masked from a random cut to their end (prefix-fallback decoding)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "var" / "train" / "clover-demo")
@@ -366,7 +377,8 @@ def main(argv: list[str] | None = None) -> None:
     overrides = {k: v for k, v in {"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr,
                                    "seed": args.seed, "save_every": args.save_every,
                                    "block_weights": tuple(args.block_weights) if args.block_weights else None,
-                                   "suffix_mask_rate": args.suffix_mask_rate}.items() if v is not None}
+                                   "suffix_mask_rate": args.suffix_mask_rate, "head_rate": args.head_rate,
+                                   "head_tokens": args.head_tokens}.items() if v is not None}
     cfg = replace(PRESETS[args.preset], **overrides)
     summary = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
                     extend_to=args.steps if args.resume else None, init_from=args.init_from)

@@ -125,3 +125,16 @@ def test_suffix_masking_and_block_weights_are_run_settings_kept_for_resume(tmp_p
     training.main(["--preset", "tiny", "--out", str(tmp_path / "cli"), "--block-weights", "1", "0", "3",
                    "--suffix-mask-rate", "0.25", "--threads", "1"])
     assert seen["cfg"].block_weights == (1.0, 0.0, 3.0) and seen["cfg"].suffix_mask_rate == 0.25
+
+
+def test_head_steps_train_on_the_prompt_and_only_the_opening_of_the_page():
+    from model_worker.train import Example
+
+    cfg = replace(PRESETS["demo"], head_rate=0.5, head_tokens=4)
+    example = Example(ids=list(range(100)), prompt_len=10)
+    lengths = {len(step_batch(step, cfg, [example], [])[0][0].ids) for step in range(100)}
+    assert lengths == {14, 100}  # about half the steps see 10 prompt + 4 page tokens
+    plain = {len(step_batch(step, PRESETS["demo"], [example], [])[0][0].ids) for step in range(100)}
+    assert plain == {100}
+    with pytest.raises(ValueError, match="head_rate"):
+        replace(PRESETS["demo"], head_rate=2.0)
