@@ -135,8 +135,8 @@ class CloverGatedDeltaNet(nn.Module):
         )
         pre = pre.transpose(1, 2)
         inference = not torch.is_grad_enabled()
-        if inference and t == 1:  # one token: the taps as one small matmul (fast.conv)
-            mixed = ACT2FN[self.activation](fast.conv(self, pre, left, block_size)).transpose(1, 2)
+        if inference and t == 1:  # one token: the taps as one small matmul
+            mixed = ACT2FN[self.activation](fast.conv_token(self, pre, left)).transpose(1, 2)
         else:
             mixed = self.conv(pre, left, block_size).transpose(1, 2)
         query, key, value = torch.split(mixed, [self.key_dim, self.key_dim, self.value_dim], dim=-1)
@@ -320,22 +320,21 @@ def write_keys(cache: LayerState, k, v, lengths: torch.Tensor, offset: int | Non
 def fused_linear(module: nn.Module, names: tuple[str, ...], x: torch.Tensor) -> torch.Tensor:
     """Several linears of `module` over the same input as one matmul (outputs concatenated).
 
-    Without autograd the concatenated weight is kept and rebuilt only when a weight changes (an
-    optimizer step bumps its version, `.to()` moves its storage).
+    Without autograd the concatenated weight is kept (`fast.derived`) and rebuilt only when a weight
+    changes (an optimizer step bumps its version, `.to()` moves its storage).
     """
     linears = [getattr(module, name) for name in names]
-    weights = [lin.weight for lin in linears]
-    biases = [lin.bias for lin in linears]
-    has_bias = any(bias is not None for bias in biases)
+
+    def concatenated():
+        weights = [lin.weight for lin in linears]
+        biases = [lin.bias for lin in linears]
+        if all(b is None for b in biases):
+            return torch.cat(weights), None
+        return torch.cat(weights), torch.cat([b if b is not None else w.new_zeros(w.shape[0])
+                                              for b, w in zip(biases, weights, strict=True)])
+
     if torch.is_grad_enabled():
-        weight = torch.cat(weights)
-        bias = torch.cat([b if b is not None else w.new_zeros(w.shape[0]) for b, w in zip(biases, weights, strict=True)]) if has_bias else None
-        return F.linear(x, weight, bias)
-    tag = tuple((w.data_ptr(), w._version, w.dtype) for w in weights)
-    store = module.__dict__.setdefault("_fused", {})
-    hit = store.get(names)
-    if hit is None or hit[0] != tag:
-        weight = torch.cat(weights)
-        bias = torch.cat([b if b is not None else w.new_zeros(w.shape[0]) for b, w in zip(biases, weights, strict=True)]) if has_bias else None
-        hit = store[names] = (tag, weight, bias)
-    return F.linear(x, hit[1], hit[2])
+        weight, bias = concatenated()
+    else:
+        weight, bias = fast.derived(module, ("fused", names), tuple(lin.weight for lin in linears), concatenated)
+    return F.linear(x, weight, bias)

@@ -1,7 +1,8 @@
 """Commit rules: which masked positions of a block take their prediction this step.
 
-Every rule ranks the candidate positions by a key and commits the first n of each row, n >= 1 while
-the row has a candidate; all of it is batched tensor code, no loop over tokens.
+The threshold rule takes every candidate position at or above it; the others rank the candidates by a
+key and take the first n of each row. The fallback then guarantees progress (n >= 1 while a row has a
+candidate); all of it is batched tensor code, no loop over tokens.
 """
 
 from __future__ import annotations
@@ -45,17 +46,29 @@ def predict(
 
 def select(cfg: SamplerConfig, conf: torch.Tensor, entropy: torch.Tensor | None, candidates: torch.Tensor) -> torch.Tensor:
     """Bool (N, B): positions to commit now, only among `candidates` (`entropy` only for the entropy rule)."""
-    first = candidates & (candidates.long().cumsum(-1) == 1)  # the leftmost candidate of every row
-    if cfg.rule == "threshold" and cfg.fallback == "prefix":  # the default, without the sort below
-        picked = candidates & (conf >= cfg.threshold)
-        return (candidates & (picked | ~candidates).long().cumprod(-1).bool()) | first
+    if cfg.rule == "threshold":  # a set, not a ranking: no sort
+        take = candidates & (conf >= cfg.threshold)
+        if cfg.fallback == "confident":  # a row with no pick still commits its most confident slot
+            best = torch.where(candidates, conf, torch.finfo(conf.dtype).min).argmax(-1, keepdim=True)
+            top = torch.zeros_like(candidates).scatter_(-1, best, True) & candidates
+            return take | (top & ~take.any(-1, keepdim=True))
+    else:
+        take = _ranked(cfg, conf, entropy, candidates)
+        if cfg.fallback == "confident":
+            return take
+    if cfg.fallback == "prefix":  # keep the run of picks from the leftmost candidate on; others wait
+        take = candidates & (take | ~candidates).long().cumprod(-1).bool()
+    return take | (candidates & (candidates.long().cumsum(-1) == 1))  # and the leftmost candidate
+
+
+def _ranked(cfg: SamplerConfig, conf, entropy, candidates) -> torch.Tensor:
+    """The first n candidates of each row by the rule's key, n as the rule says (at least one with the
+    confident fallback)."""
     neg = torch.finfo(conf.dtype).min
     key = -entropy if cfg.rule == "entropy" else conf
     order = torch.where(candidates, key, neg).argsort(dim=-1, descending=True, stable=True)
     sorted_cand = candidates.gather(-1, order)
-    if cfg.rule == "threshold":
-        n = (candidates & (conf >= cfg.threshold)).sum(-1)
-    elif cfg.rule == "factor":
+    if cfg.rule == "factor":
         c = conf.gather(-1, order)
         rank = torch.arange(1, conf.shape[-1] + 1, device=conf.device)
         n = (sorted_cand & ((rank + 1) * (1 - c) < cfg.factor)).cumprod(-1).sum(-1)
@@ -64,13 +77,6 @@ def select(cfg: SamplerConfig, conf: torch.Tensor, entropy: torch.Tensor | None,
         n = (sorted_cand & (e.cumsum(-1) - e <= cfg.entropy_bound)).cumprod(-1).sum(-1)
     else:  # topk
         n = torch.full_like(candidates[:, 0], cfg.k, dtype=torch.long)
-    available = candidates.sum(-1)
-    leftmost = cfg.fallback != "confident"
-    n = torch.minimum(n if leftmost else n.clamp_min(1), available)
+    n = torch.minimum(n.clamp_min(1) if cfg.fallback == "confident" else n, candidates.sum(-1))
     ranks = torch.empty_like(order).scatter_(-1, order, torch.arange(order.shape[-1], device=order.device).expand_as(order))
-    take = candidates & (ranks < n[:, None])
-    if not leftmost:
-        return take
-    if cfg.fallback == "prefix":  # keep the run of picks from the leftmost candidate on; others wait
-        take = candidates & (take | ~candidates).long().cumprod(-1).bool()
-    return take | first
+    return candidates & (ranks < n[:, None])
