@@ -25,6 +25,7 @@ import torch
 from model_worker.backends.clover import DECODING
 from model_worker.config import DEFAULT_MODEL_PATH, REPO_ROOT, resolve_device
 from model_worker.sampler.config import FALLBACKS
+from model_worker.slots import corpus_sequences, format_slots, slot_confidence
 
 # (lang, question, corpus slug it should produce). New wording: none of these is a training question.
 PROMPTS: tuple[tuple[str, str, str], ...] = (
@@ -192,6 +193,19 @@ def forward_costs(path: Path, *, device: str = "auto", threads: int | None = Non
     return out
 
 
+def slots_report(path: Path, *, device: str = "auto", pages: int, block_size: int | None = None,
+                 threshold: float | None = None) -> dict:
+    """`model_worker.slots.slot_confidence` on the checkpoint's training pages, at the default decoding
+    where a setting is not given."""
+    from model_worker.backends.clover import load_checkpoint
+
+    tok, model = load_checkpoint(path, device)
+    default = DECODING["diffusion"]
+    return slot_confidence(model, corpus_sequences(tok, Path(path), pages),
+                           block_size=block_size or default["block_size"],
+                           threshold=default["threshold"] if threshold is None else threshold)
+
+
 @torch.inference_mode()
 def _time_forward(model, hist, *, block_size: int, width: int, commit: int, keep: int, repeats: int) -> tuple[float, int]:
     """Best milliseconds per call of one decode over `width` mask tokens after `hist`, and its operators."""
@@ -276,8 +290,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int)
     parser.add_argument("--forwards", action="store_true",
                         help="only time one forward of each kind decoding runs (best of 30) and count its operators")
+    parser.add_argument("--slots", type=int, metavar="PAGES",
+                        help="only measure, per slot of a block, how often the first denoising step is right and "
+                             "sure on PAGES corpus pages the checkpoint was trained on (model_worker.slots)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.slots:
+        result = slots_report(args.path, device=args.device, pages=args.slots, block_size=args.block_size,
+                              threshold=args.threshold)
+        print(json.dumps(result) if args.json else format_slots(result))
+        return
     if args.forwards:
         costs = forward_costs(args.path, device=args.device, threads=args.threads, block_size=args.block_size)
         print(json.dumps(costs) if args.json else "\n".join(
