@@ -94,6 +94,14 @@ def run_decoding(backend, prompts, *, warmup: bool = True) -> tuple[dict, list[s
     return figures, pages
 
 
+def corpus_prompts() -> tuple[tuple[str, str, str], ...]:
+    """The first training question of every corpus page, with its slug: the words the model was taught
+    (for the pages it was trained on) instead of new ones."""
+    from model_worker.corpus import load_pages
+
+    return tuple((page.questions[0][0], page.questions[0][1], page.slug) for page in load_pages())
+
+
 def page_title(html: str) -> str | None:
     found = re.search(r"<title>(.*?)</title>", html, re.S | re.I)
     return found.group(1).strip() if found else None
@@ -141,13 +149,16 @@ def render_pass_rate(pages: list[str]) -> dict:
 
 def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, render: bool = False,
           block_size: int | None = None, rule: str | None = None, threshold: float | None = None,
-          fallback: str | None = None, max_new_tokens: int | None = None, threads: int | None = None) -> dict:
-    """Both decodings of the same checkpoint on the first `prompts` prompts of the fixed set."""
+          fallback: str | None = None, max_new_tokens: int | None = None, threads: int | None = None,
+          corpus: bool = False) -> dict:
+    """Both decodings of the same checkpoint on the first `prompts` prompts of the fixed set (of
+    `corpus_prompts()` with `corpus`)."""
     from model_worker.backends.clover import CloverBackend
 
-    if not 1 <= prompts <= len(PROMPTS):
-        raise ValueError(f"--prompts must be between 1 and {len(PROMPTS)}, got {prompts}")
-    chosen = PROMPTS[:prompts]
+    prompt_set = corpus_prompts() if corpus else PROMPTS
+    if not 1 <= prompts <= len(prompt_set):
+        raise ValueError(f"--prompts must be between 1 and {len(prompt_set)}, got {prompts}")
+    chosen = prompt_set[:prompts]
     # Settings left as None keep the backend's own `diffusion` decoding.
     chosen_settings = {k: v for k, v in dict(block_size=block_size, rule=rule, threshold=threshold,
                                              fallback=fallback).items() if v is not None}
@@ -277,7 +288,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Block diffusion against block size 1 on one checkpoint.")
     parser.add_argument("--path", type=Path, default=Path(os.environ.get("MODEL_PATH") or DEFAULT_MODEL_PATH))
     parser.add_argument("--device", default=os.environ.get("MODEL_DEVICE") or "auto")
-    parser.add_argument("--prompts", type=int, default=DEFAULT_PROMPTS, help=f"how many of the {len(PROMPTS)} fixed prompts")
+    parser.add_argument("--prompts", type=int, help=f"how many of the {len(PROMPTS)} fixed prompts (default "
+                        f"{DEFAULT_PROMPTS}; with --corpus-questions, of those, default all)")
+    parser.add_argument("--corpus-questions", action="store_true",
+                        help="ask every corpus page's first training question instead of the fixed prompt set")
     default = DECODING["diffusion"]
     parser.add_argument("--block-size", type=int, help=f"default {default['block_size']}")
     parser.add_argument("--rule", help=f"default {default['rule']}")
@@ -306,7 +320,9 @@ def main(argv: list[str] | None = None) -> None:
             f"{k:12} {v['ms']:8.2f} ms {v['aten_ops']:6} operators" for k, v in costs.items() if isinstance(v, dict)))
         return
     try:
-        result = bench(args.path, device=args.device, prompts=args.prompts, render=args.render,
+        prompts = args.prompts or (len(corpus_prompts()) if args.corpus_questions else DEFAULT_PROMPTS)
+        result = bench(args.path, device=args.device, prompts=prompts, render=args.render,
+                       corpus=args.corpus_questions,
                        block_size=args.block_size, rule=args.rule, threshold=args.threshold,
                        fallback=args.fallback, max_new_tokens=args.max_new_tokens, threads=args.threads)
     except (FileNotFoundError, ValueError) as exc:

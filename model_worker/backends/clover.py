@@ -16,7 +16,7 @@ from model_worker.tokenizer import load_tokenizer
 
 # Named decoding settings. `diffusion` is the default; `ar` is the same checkpoint at block size 1.
 DECODING = {
-    "diffusion": dict(block_size=32, rule="threshold", threshold=0.97, fallback="prefix"),
+    "diffusion": dict(block_size=32, rule="threshold", threshold=0.96, fallback="prefix"),
     "ar": dict(block_size=1, rule="threshold", threshold=0.9),
 }
 MIN_PAGE_TOKENS = 256

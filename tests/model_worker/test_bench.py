@@ -75,6 +75,18 @@ def test_the_render_rate_counts_a_corpus_page_as_passing_and_a_bare_page_as_fail
     assert rate["passed"] == 1 and rate["checked"] == 2 and len(rate["failures"]) == 1
 
 
+def test_corpus_questions_ask_each_corpus_page_its_first_training_question(checkpoint, capsys):
+    from model_worker.corpus import load_pages
+
+    bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--corpus-questions", "--prompts", "2",
+                "--block-size", "8", "--max-new-tokens", "8", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    pages = load_pages()[:2]
+    assert result["prompt_set"] == [{"lang": p.questions[0][0], "question": p.questions[0][1], "topic": p.slug}
+                                    for p in pages]
+    assert result["diffusion"]["prompts"] == result["ar"]["prompts"] == 2
+
+
 def test_forward_costs_time_each_kind_of_forward_and_count_its_operators(checkpoint, capsys):
     bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--block-size", "8",
                 "--forwards", "--json"])
