@@ -205,11 +205,15 @@ def forward_costs(path: Path, *, device: str = "auto", threads: int | None = Non
 
 
 def slots_report(path: Path, *, device: str = "auto", pages: int, block_size: int | None = None,
-                 threshold: float | None = None) -> dict:
+                 threshold: float | None = None, threads: int | None = None) -> dict:
     """`model_worker.slots.slot_confidence` on the checkpoint's training pages, at the default decoding
     where a setting is not given."""
     from model_worker.backends.clover import load_checkpoint
 
+    if pages < 1:
+        raise ValueError(f"--slots needs at least 1 page, got {pages}")
+    if threads:
+        torch.set_num_threads(threads)
     tok, model = load_checkpoint(path, device)
     default = DECODING["diffusion"]
     return slot_confidence(model, corpus_sequences(tok, Path(path), pages),
@@ -309,17 +313,17 @@ def main(argv: list[str] | None = None) -> None:
                              "sure on PAGES corpus pages the checkpoint was trained on (model_worker.slots)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    if args.slots:
-        result = slots_report(args.path, device=args.device, pages=args.slots, block_size=args.block_size,
-                              threshold=args.threshold)
-        print(json.dumps(result) if args.json else format_slots(result))
-        return
-    if args.forwards:
-        costs = forward_costs(args.path, device=args.device, threads=args.threads, block_size=args.block_size)
-        print(json.dumps(costs) if args.json else "\n".join(
-            f"{k:12} {v['ms']:8.2f} ms {v['aten_ops']:6} operators" for k, v in costs.items() if isinstance(v, dict)))
-        return
     try:
+        if args.slots is not None:
+            result = slots_report(args.path, device=args.device, pages=args.slots, block_size=args.block_size,
+                                  threshold=args.threshold, threads=args.threads)
+            print(json.dumps(result) if args.json else format_slots(result))
+            return
+        if args.forwards:
+            costs = forward_costs(args.path, device=args.device, threads=args.threads, block_size=args.block_size)
+            print(json.dumps(costs) if args.json else "\n".join(
+                f"{k:12} {v['ms']:8.2f} ms {v['aten_ops']:6} operators" for k, v in costs.items() if isinstance(v, dict)))
+            return
         prompts = args.prompts or (len(corpus_prompts()) if args.corpus_questions else DEFAULT_PROMPTS)
         result = bench(args.path, device=args.device, prompts=prompts, render=args.render,
                        corpus=args.corpus_questions,

@@ -66,3 +66,8 @@ def test_a_sequence_without_a_whole_block_after_its_prompt_is_named(demo):
     _, model = demo
     with pytest.raises(ValueError, match="no sequence holds a whole block of 32"):
         slot_confidence(model, [(10, list(range(10, 40)))], block_size=32, threshold=0.9)
+
+
+def test_bench_slots_names_a_missing_checkpoint(tmp_path):
+    with pytest.raises(SystemExit, match="no checkpoint folder at .*nowhere"):
+        bench.main(["--slots", "2", "--path", str(tmp_path / "nowhere"), "--device", "cpu"])
