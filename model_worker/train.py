@@ -48,6 +48,9 @@ class TrainConfig:
     # opening, where its <title> (its topic) is written. Such steps are short, so cheap.
     head_rate: float = 0.0
     head_tokens: int = 96
+    # Block-size weights of head steps (None: `block_weights`). Head steps are short, so block size 1,
+    # where the title is chosen one token at a time, costs little there.
+    head_block_weights: tuple[float, ...] | None = None
     context: int = 2560               # max_position_embeddings of the checkpoint
     previous_budget: int = 128        # tokens of a previous page kept in follow-up prompts
     followup_rate: float = 0.15       # share of examples that are follow-ups
@@ -66,6 +69,8 @@ class TrainConfig:
     def __post_init__(self):
         if len(self.block_weights) != len(self.block_sizes):
             raise ValueError("block_weights needs one weight per block size")
+        if self.head_block_weights is not None and len(self.head_block_weights) != len(self.block_sizes):
+            raise ValueError("head_block_weights needs one weight per block size")
         if not 0.0 <= self.head_rate <= 1.0 or self.head_tokens < 1:
             raise ValueError(f"head_rate must be in [0, 1] and head_tokens >= 1, got {self.head_rate}, {self.head_tokens}")
         if not 0.0 <= self.suffix_mask_rate <= 1.0:
@@ -179,6 +184,8 @@ def step_batch(step: int, cfg: TrainConfig, direct: list[Example], followups: li
     block_size = rng.choices(cfg.block_sizes, weights=cfg.block_weights)[0]
     if cfg.head_rate > 0 and rng.random() < cfg.head_rate:  # only the page's head: where its topic is set
         batch = [Example(ids=e.ids[: e.prompt_len + cfg.head_tokens], prompt_len=e.prompt_len) for e in batch]
+        if cfg.head_block_weights is not None:
+            block_size = rng.choices(cfg.block_sizes, weights=cfg.head_block_weights)[0]
     generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
     return batch, block_size, generator
 
@@ -329,11 +336,15 @@ def _config_to_dict(cfg: TrainConfig) -> dict:
     d = asdict(cfg)
     d["block_sizes"] = list(cfg.block_sizes)
     d["block_weights"] = list(cfg.block_weights)
+    if cfg.head_block_weights is not None:
+        d["head_block_weights"] = list(cfg.head_block_weights)
     return d
 
 
 def _config_from_dict(d: dict) -> TrainConfig:
-    return TrainConfig(**{**d, "block_sizes": tuple(d["block_sizes"]), "block_weights": tuple(d["block_weights"])})
+    head = d.get("head_block_weights")
+    return TrainConfig(**{**d, "block_sizes": tuple(d["block_sizes"]), "block_weights": tuple(d["block_weights"]),
+                          "head_block_weights": tuple(head) if head is not None else None})
 
 
 def export(src: Path, dest: Path, *, dtype: str = "float32") -> None:
@@ -360,6 +371,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--head-rate", type=float,
                         help="share of steps trained on the prompt and only the page's first --head-tokens tokens")
     parser.add_argument("--head-tokens", type=int)
+    parser.add_argument("--head-block-weights", type=float, nargs="+",
+                        help="how often each block size is drawn on head steps (default: --block-weights)")
     parser.add_argument("--suffix-mask-rate", type=float,
                         help="share of blocks masked from a random cut to their end (prefix-fallback decoding)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "var" / "train" / "clover-demo")
@@ -378,7 +391,9 @@ def main(argv: list[str] | None = None) -> None:
                                    "seed": args.seed, "save_every": args.save_every,
                                    "block_weights": tuple(args.block_weights) if args.block_weights else None,
                                    "suffix_mask_rate": args.suffix_mask_rate, "head_rate": args.head_rate,
-                                   "head_tokens": args.head_tokens}.items() if v is not None}
+                                   "head_tokens": args.head_tokens,
+                                   "head_block_weights": tuple(args.head_block_weights)
+                                   if args.head_block_weights else None}.items() if v is not None}
     cfg = replace(PRESETS[args.preset], **overrides)
     summary = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
                     extend_to=args.steps if args.resume else None, init_from=args.init_from)

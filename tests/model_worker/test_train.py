@@ -123,8 +123,9 @@ def test_suffix_masking_and_block_weights_are_run_settings_kept_for_resume(tmp_p
     monkeypatch.setattr(training, "train", lambda cfg, out, **_: seen.setdefault("cfg", cfg) and {
         "step": 0, "losses": [], "seconds": 0.0})
     training.main(["--preset", "tiny", "--out", str(tmp_path / "cli"), "--block-weights", "1", "0", "3",
-                   "--suffix-mask-rate", "0.25", "--threads", "1"])
+                   "--suffix-mask-rate", "0.25", "--head-block-weights", "2", "1", "0", "--threads", "1"])
     assert seen["cfg"].block_weights == (1.0, 0.0, 3.0) and seen["cfg"].suffix_mask_rate == 0.25
+    assert seen["cfg"].head_block_weights == (2.0, 1.0, 0.0)
 
 
 def test_head_steps_train_on_the_prompt_and_only_the_opening_of_the_page():
@@ -138,3 +139,16 @@ def test_head_steps_train_on_the_prompt_and_only_the_opening_of_the_page():
     assert plain == {100}
     with pytest.raises(ValueError, match="head_rate"):
         replace(PRESETS["demo"], head_rate=2.0)
+
+
+def test_head_steps_draw_their_own_block_sizes_and_page_steps_keep_theirs():
+    from model_worker.train import Example, _config_from_dict, _config_to_dict
+
+    cfg = replace(PRESETS["demo"], head_rate=0.5, head_tokens=4, head_block_weights=(1, 0, 0, 0),
+                  block_weights=(0, 0, 0, 1))
+    example = Example(ids=list(range(100)), prompt_len=10)
+    drawn = {(len(batch[0].ids), size) for batch, size, _ in (step_batch(s, cfg, [example], []) for s in range(100))}
+    assert drawn == {(14, 1), (100, 32)}
+    assert _config_from_dict(_config_to_dict(cfg)) == cfg
+    with pytest.raises(ValueError, match="head_block_weights"):
+        replace(PRESETS["demo"], head_block_weights=(1, 1))
