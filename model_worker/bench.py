@@ -25,7 +25,7 @@ import torch
 from model_worker.backends.clover import DECODING
 from model_worker.config import DEFAULT_MODEL_PATH, REPO_ROOT, resolve_device
 from model_worker.sampler.config import FALLBACKS
-from model_worker.slots import corpus_sequences, format_slots, slot_confidence
+from model_worker.slots import corpus_sequences, format_slots, slot_confidence, trained_pages
 
 # (lang, question, corpus slug it should produce). New wording: none of these is a training question.
 PROMPTS: tuple[tuple[str, str, str], ...] = (
@@ -221,6 +221,19 @@ def slots_report(path: Path, *, device: str = "auto", pages: int, block_size: in
                            threshold=default["threshold"] if threshold is None else threshold)
 
 
+def titles_report(path: Path, *, device: str = "auto", pages: int, threads: int | None = None) -> dict:
+    """`model_worker.titles.title_choice` on the checkpoint's training pages."""
+    from model_worker.backends.clover import load_checkpoint
+    from model_worker.titles import title_choice
+
+    if pages < 1:
+        raise ValueError(f"--titles needs at least 1 page, got {pages}")
+    if threads:
+        torch.set_num_threads(threads)
+    tok, model = load_checkpoint(path, device)
+    return title_choice(model, tok, trained_pages(Path(path), pages))
+
+
 @torch.inference_mode()
 def _time_forward(model, hist, *, block_size: int, width: int, commit: int, keep: int, repeats: int) -> tuple[float, int]:
     """Best milliseconds per call of one decode over `width` mask tokens after `hist`, and its operators."""
@@ -308,12 +321,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int)
     parser.add_argument("--forwards", action="store_true",
                         help="only time one forward of each kind decoding runs (best of 30) and count its operators")
+    parser.add_argument("--titles", type=int, metavar="PAGES",
+                        help="only measure, on PAGES corpus pages the checkpoint was trained on, whether the model "
+                             "prefers the asked page's title after its first training question (model_worker.titles)")
     parser.add_argument("--slots", type=int, metavar="PAGES",
                         help="only measure, per slot of a block, how often the first denoising step is right and "
                              "sure on PAGES corpus pages the checkpoint was trained on (model_worker.slots)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
+        if args.titles is not None:
+            print(json.dumps(titles_report(args.path, device=args.device, pages=args.titles, threads=args.threads),
+                             ensure_ascii=False))
+            return
         if args.slots is not None:
             result = slots_report(args.path, device=args.device, pages=args.slots, block_size=args.block_size,
                                   threshold=args.threshold, threads=args.threads)

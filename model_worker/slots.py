@@ -21,17 +21,22 @@ from model_worker.sampler.config import SamplerConfig
 from model_worker.sampler.loop import check_request
 
 
-def corpus_sequences(tok, checkpoint: Path, limit: int) -> list[tuple[int, list[int]]]:
+def trained_pages(checkpoint: Path, limit: int | None = None) -> list:
     """The first `limit` corpus pages the checkpoint was trained on (all pages if its training.json does
-    not say), each after the prompt of its first training question."""
+    not say)."""
     from model_worker.corpus import load_pages
-    from model_worker.prompt import build_prompt, page_target
 
     record = checkpoint / "training.json"
     trained = json.loads(record.read_text()).get("pages") if record.is_file() else None
-    pages = [p for p in load_pages() if trained is None or p.slug in trained][:limit]
+    return [p for p in load_pages() if trained is None or p.slug in trained][:limit]
+
+
+def corpus_sequences(tok, checkpoint: Path, limit: int) -> list[tuple[int, list[int]]]:
+    """`trained_pages`, each after the prompt of its first training question."""
+    from model_worker.prompt import build_prompt, page_target
+
     out = []
-    for page in pages:
+    for page in trained_pages(checkpoint, limit):
         lang, question = page.questions[0]
         prompt = build_prompt(tok, question=question, lang=lang)
         out.append((len(prompt), prompt + page_target(tok, page.html)))

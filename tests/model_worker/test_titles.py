@@ -1,0 +1,41 @@
+"""Which page title the model prefers after a question: the measure behind `on_topic`."""
+
+import json
+
+import pytest
+
+from model_worker import bench
+from model_worker.backends.clover import load_checkpoint
+from model_worker.config import DEFAULT_MODEL_PATH
+from model_worker.corpus import load_pages
+from model_worker.titles import title_choice
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_checkpoint(DEFAULT_MODEL_PATH, "cpu")
+
+
+def test_a_page_whose_opening_no_other_page_shares_can_only_prefer_its_own_title(demo):
+    tok, model = demo
+    page = load_pages()[0]
+    result = title_choice(model, tok, [page])
+    choice = result["choices"][page.slug]
+    assert result["pages"] == 1 and result["own_title_preferred"] == 1
+    assert choice["candidates"] == 1 and choice["preferred"] == page.slug
+    assert choice["logprob"] == choice["own_logprob"] < 0
+
+
+def test_the_demo_checkpoint_mostly_prefers_another_pages_title(demo, capsys):
+    bench.main(["--titles", "24", "--device", "cpu", "--threads", "1"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["pages"] == 24 and result["own_title_preferred"] == 3
+    preferred = {c["preferred"] for c in result["choices"].values()}
+    assert "solar-system" in preferred and len(preferred) < 24
+    for choice in result["choices"].values():
+        assert choice["logprob"] >= choice["own_logprob"] and choice["candidates"] > 1
+
+
+def test_bench_titles_names_a_missing_checkpoint(tmp_path):
+    with pytest.raises(SystemExit, match="no checkpoint folder at .*nowhere"):
+        bench.main(["--titles", "2", "--path", str(tmp_path / "nowhere"), "--device", "cpu"])
