@@ -169,6 +169,33 @@ def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory):
         children.stop()
 
 
+WORKERS = 2  # the gpu and qa workers `celery_workers` starts
+
+
+@pytest.fixture(autouse=True)
+def workers_idle_before_flush(request, redis_db):
+    """With real workers, wait at the end of a test until they hold no task before its database is
+    emptied: a render check still writing while PostgreSQL truncates the tables deadlocks the flush."""
+    if "celery_workers" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")  # set up first, so emptied after this waits
+    yield
+    from explainer.celery import app
+
+    deadline = time.monotonic() + 60
+    while True:
+        inspect = app.control.inspect(timeout=1, limit=WORKERS)
+        held = [t for answer in (inspect.active(), inspect.reserved()) for tasks in (answer or {}).values()
+                for t in tasks]
+        if not held and not redis_db.llen("gpu") and not redis_db.llen("qa"):
+            return
+        if time.monotonic() > deadline:
+            warnings.warn(f"workers still hold {len(held)} task(s) as the test database is emptied", stacklevel=1)
+            return
+        time.sleep(0.1)
+
+
 @pytest.fixture(scope="session")
 def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory):
     """The whole ASGI app (HTTP, static files, websockets) served by Daphne's runserver on a free port."""
