@@ -51,6 +51,9 @@ class TrainConfig:
     # Block-size weights of head steps (None: `block_weights`). Head steps are short, so block size 1,
     # where the title is chosen one token at a time, costs little there.
     head_block_weights: tuple[float, ...] | None = None
+    # Share of steps at a block size above 1 whose clean history runs at block size 1, as verified
+    # decoding caches it: the noisy blocks learn to draft from the autoregressive model's history.
+    causal_history_rate: float = 0.0
     context: int = 2560               # max_position_embeddings of the checkpoint
     previous_budget: int = 128        # tokens of a previous page kept in follow-up prompts
     followup_rate: float = 0.15       # share of examples that are follow-ups
@@ -75,6 +78,8 @@ class TrainConfig:
             raise ValueError(f"head_rate must be in [0, 1] and head_tokens >= 1, got {self.head_rate}, {self.head_tokens}")
         if not 0.0 <= self.suffix_mask_rate <= 1.0:
             raise ValueError(f"suffix_mask_rate must be in [0, 1], got {self.suffix_mask_rate}")
+        if not 0.0 <= self.causal_history_rate <= 1.0:
+            raise ValueError(f"causal_history_rate must be in [0, 1], got {self.causal_history_rate}")
         if 1 not in self.block_sizes:
             raise ValueError("block size 1 must be trained so the checkpoint also decodes autoregressively")
 
@@ -190,6 +195,13 @@ def step_batch(step: int, cfg: TrainConfig, direct: list[Example], followups: li
     return batch, block_size, generator
 
 
+def causal_history_at(step: int, cfg: TrainConfig, block_size: int) -> bool:
+    """Whether this step's clean history runs at block size 1, from (seed, step) alone."""
+    if block_size == 1 or cfg.causal_history_rate == 0:
+        return False
+    return random.Random(f"{cfg.seed}:{step}:history").random() < cfg.causal_history_rate
+
+
 def make_model(tok, cfg: TrainConfig):
     from model_worker.clover import CloverConfig, CloverForBlockDiffusion
 
@@ -287,7 +299,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
         loss = model.block_diffusion_loss(input_ids, block_size=block_size, maskable=maskable,
-                                          generator=generator, suffix_rate=cfg.suffix_mask_rate)
+                                          generator=generator, suffix_rate=cfg.suffix_mask_rate,
+                                          causal_history=causal_history_at(step, cfg, block_size))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -375,6 +388,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="how often each block size is drawn on head steps (default: --block-weights)")
     parser.add_argument("--suffix-mask-rate", type=float,
                         help="share of blocks masked from a random cut to their end (prefix-fallback decoding)")
+    parser.add_argument("--causal-history-rate", type=float,
+                        help="share of steps at block sizes above 1 whose history runs at block size 1, "
+                             "the history verified decoding drafts from")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "var" / "train" / "clover-demo")
     parser.add_argument("--resume", action="store_true",
                         help="continue from the state saved in --out (with --steps: train on to that step)")
@@ -391,7 +407,7 @@ def main(argv: list[str] | None = None) -> None:
                                    "seed": args.seed, "save_every": args.save_every,
                                    "block_weights": tuple(args.block_weights) if args.block_weights else None,
                                    "suffix_mask_rate": args.suffix_mask_rate, "head_rate": args.head_rate,
-                                   "head_tokens": args.head_tokens,
+                                   "head_tokens": args.head_tokens, "causal_history_rate": args.causal_history_rate,
                                    "head_block_weights": tuple(args.head_block_weights)
                                    if args.head_block_weights else None}.items() if v is not None}
     cfg = replace(PRESETS[args.preset], **overrides)

@@ -24,11 +24,35 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
 )
 
 __all__ = [
-    "BlockResult", "delta_blocks", "gated_delta_blocks", "torch_chunk_gated_delta_rule",
+    "BlockResult", "LazyStates", "delta_blocks", "gated_delta_blocks", "torch_chunk_gated_delta_rule",
     "torch_recurrent_gated_delta_rule",
 ]
 
 MIN_CHUNK = 64
+
+
+class LazyStates(NamedTuple):
+    """The state after any number of tokens of a one-chunk pass, computed when asked (trial forwards
+    need it at one point per sequence, decided after the forward)."""
+
+    initial: torch.Tensor  # (N, H, dk, dv): the state before the pass
+    cum: torch.Tensor  # (N, H, T): log decay from the pass start through each token
+    key: torch.Tensor  # (N, H, T, dk): unit keys
+    new_value: torch.Tensor  # (N, H, T, dv): the delta rule's corrected values
+
+    def after(self, tokens: torch.Tensor) -> torch.Tensor:
+        """(N, H, dk, dv): each sequence's state after its first `tokens[i]` tokens of the pass.
+
+        S_n = exp(cum_{n-1}) S_0 + sum_{j < n} exp(cum_{n-1} - cum_j) k_j v_newⱼᵀ, the chunk-end update
+        of `delta_blocks` stopped at n.
+        """
+        n, h, t = self.cum.shape
+        last = (tokens - 1).clamp_min(0)[:, None, None].expand(n, h, 1)
+        c_last = torch.where((tokens > 0)[:, None, None], self.cum.gather(2, last), 0.0)  # (N, H, 1)
+        inside = torch.arange(t, device=self.cum.device)[None, None, :] < tokens[:, None, None]
+        weights = (c_last - self.cum).masked_fill(~inside, float("-inf")).exp()
+        return (self.initial * c_last.exp()[..., None]
+                + (self.key * weights[..., None]).transpose(-1, -2) @ self.new_value)
 
 
 class BlockResult(NamedTuple):
@@ -36,7 +60,8 @@ class BlockResult(NamedTuple):
 
     out: torch.Tensor
     memory: torch.Tensor
-    states: torch.Tensor | None  # (N, nb + 1, H, dk, dv): every block start, then the final state
+    # (N, nb + 1, H, dk, dv): every block start, then the final state; LazyStates when asked for them
+    states: torch.Tensor | LazyStates | None
     final: torch.Tensor  # (N, H, dk, dv)
     q_unit: torch.Tensor
     k_unit: torch.Tensor
@@ -81,10 +106,13 @@ def gated_delta_blocks(
 
 def delta_blocks(
     query, key, value, g, beta, *, block_size: int, initial_state=None, keep_states: bool = True,
-    final: bool = True,
+    final: bool = True, lazy_states: bool = False, state_stride: int | None = None,
 ) -> BlockResult:
     """Without `final` (and without autograd) the result's final state may be None: a forward that
-    commits nothing to the cache does not need it."""
+    commits nothing to the cache does not need it. With `lazy_states` (and `keep_states`) a pass of one
+    chunk returns `LazyStates` instead of every block-start state. `state_stride` (a multiple of
+    `block_size`) keeps the states only every that many tokens instead of at every block start: a
+    causal (block size 1) pass gives the states a wider block would start from."""
     n, t, hk, dk = key.shape
     h, dv = value.shape[-2:]
     nb = t // block_size
@@ -95,9 +123,14 @@ def delta_blocks(
         key = key.repeat_interleave(h // hk, dim=2)
     if nb == 1 and 1 < t <= MIN_CHUNK and not keep_states and not torch.is_grad_enabled():
         return one_block(query, key, value, g, beta, initial_state, final=final)
-    chunk = min(block_size * -(-MIN_CHUNK // block_size), t)
+    stride = state_stride or block_size
+    if stride % block_size:
+        raise ValueError(f"state_stride {stride} is not a multiple of block size {block_size}")
+    chunk = min(stride * -(-MIN_CHUNK // stride), -(-t // stride) * stride)
     pad = -t % chunk
     nc = (t + pad) // chunk
+    lazy = keep_states and lazy_states and nc == 1 and not torch.is_grad_enabled()
+    keep_states = keep_states and not lazy
 
     def chunks(x: torch.Tensor) -> torch.Tensor:  # (N, T, H, ...) -> (N, H, nc, C, ...), zero padded
         x = x.transpose(1, 2).float()
@@ -111,8 +144,8 @@ def delta_blocks(
     v = chunks(value)
     beta = chunks(beta)
     cum = chunks(g).cumsum(-1)  # (N, H, nc, C): log of the decay from the chunk start to each position
-    prev, has_prev, after, mem_out, block_out = _masks(chunk, block_size, q.device,
-                                                       torch.is_inference_mode_enabled())
+    prev, has_prev, after, mem_out, _ = _masks(chunk, block_size, q.device, torch.is_inference_mode_enabled())
+    block_out = _masks(chunk, stride, q.device, torch.is_inference_mode_enabled())[4]
     cum_b = torch.where(has_prev, cum[..., prev], 0.0)  # log decay up to each position's block start
     k_beta = k * beta.unsqueeze(-1)
     v_beta = v * beta.unsqueeze(-1)
@@ -138,7 +171,8 @@ def delta_blocks(
     k_decayed = k * (cum[..., -1:] - cum).exp().unsqueeze(-1)
     chunk_decay = cum[..., -1].exp()[..., None, None]  # (N, H, nc, 1, 1)
     if keep_states:
-        starts = cum_b[..., ::block_size]  # (N, H, nc, nbc)
+        # log decay up to each kept state's position: cum_b at a stride start (a block start there)
+        starts = cum_b[..., ::stride]  # (N, H, nc, nbc)
         weights = (starts.unsqueeze(-1) - cum.unsqueeze(-2)).masked_fill(block_out, float("-inf")).exp()
         k_weighted = (weights.unsqueeze(-1) * k.unsqueeze(3)).transpose(-1, -2)  # (N, H, nc, nbc, dk, C)
 
@@ -147,6 +181,7 @@ def delta_blocks(
         if initial_state is None
         else initial_state.float()
     )
+    initial = state
     outs, mems, block_states = [], [], []
     for c in range(nc):
         v_new = new_v[:, :, c] - k_cum[:, :, c] @ state
@@ -161,10 +196,10 @@ def delta_blocks(
         x = xs[0] if nc == 1 else torch.cat(xs, 2)
         return x[:, :, :t].reshape(n, h, nb, block_size, width)
 
-    states = None
+    states = LazyStates(initial, cum[:, :, 0], k[:, :, 0], v_new) if lazy else None
     if keep_states:
         starts_all = block_states[0] if nc == 1 else torch.cat(block_states, 2)  # (N, H, nb', dk, dv)
-        states = torch.cat([starts_all[:, :, :nb], state.unsqueeze(2)], 2).transpose(1, 2)
+        states = torch.cat([starts_all[:, :, : -(-t // stride)], state.unsqueeze(2)], 2).transpose(1, 2)
     flat = lambda x: x.reshape(n, h, nc * chunk, -1)[:, :, :t].reshape(n, h, nb, block_size, -1)  # noqa: E731
     return BlockResult(blocks(outs, dv), blocks(mems, dv), states, state, flat(q_unit), flat(k), flat(v))
 

@@ -36,6 +36,9 @@ class LayerState:
     value: torch.Tensor | None = None
     recurrent: torch.Tensor | None = None  # (N, H, dk, dv)
     conv: torch.Tensor | None = None  # (N, C, K - 1): pre-conv inputs of the last K - 1 committed tokens
+    # After a trial pass (`Pass.trial`): GDN states at every block start of the pass (a tensor, or
+    # LazyStates), and its pre-conv inputs, kept until the caller says how many blocks to commit.
+    trial: tuple | None = None
 
 
 @dataclass
@@ -50,6 +53,7 @@ class Pass:
     offset: int | None = None  # the common committed length when all sequences share it
     key_len: int = 0  # keys to attend over in the cache (history + this pass)
     commit: int = 0  # leading blocks of this pass that become history
+    trial: bool = False  # keep what any number of leading blocks would commit; decide after the pass
 
 
 class CloverGatedDeltaNet(nn.Module):
@@ -121,6 +125,8 @@ class CloverGatedDeltaNet(nn.Module):
         left: torch.Tensor | None = None,
         keep_states: bool = False,
         final: bool = True,
+        lazy_states: bool = False,
+        state_stride: int | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
         """f(history, blocks): x (N, T, D) whole blocks after a history summarised by `state` and `left`.
 
@@ -153,7 +159,8 @@ class CloverGatedDeltaNet(nn.Module):
             states = None
         else:
             r = delta_blocks(query, key, value, g, beta, block_size=block_size, initial_state=state,
-                             keep_states=keep_states, final=final)
+                             keep_states=keep_states, final=final, lazy_states=lazy_states,
+                             state_stride=state_stride)
             out = r.out + self.joint_gate[:, None, None, None].float() * self.joint_softmax(r, block_size)
             out = out.reshape(n, self.num_v_heads, t, self.head_v_dim).transpose(1, 2)
             states, final = r.states, r.final
@@ -262,10 +269,13 @@ class CloverDecoderLayer(nn.Module):
         if self.layer_type == "linear_attention":
             state = cache.recurrent if cache is not None else None
             left = cache.conv if cache is not None else None
-            partial = cache is not None and 0 < p.commit < x.shape[1] // p.block_size
+            partial = cache is not None and (p.trial or 0 < p.commit < x.shape[1] // p.block_size)
             mixed, states, final, pre = self.linear_attn(x, block_size=p.block_size, state=state, left=left,
-                                                         keep_states=partial, final=bool(p.commit))
-            if cache is not None and p.commit:
+                                                         keep_states=partial, final=bool(p.commit),
+                                                         lazy_states=p.trial)
+            if p.trial and cache is not None:
+                cache.trial = (states, pre)
+            elif cache is not None and p.commit:
                 cache.recurrent.copy_(states[:, p.commit] if partial else final)
                 width = cache.conv.shape[-1]
                 cache.conv.copy_(torch.cat([cache.conv, pre[..., : p.commit * p.block_size]], -1)[..., -width:])
@@ -277,13 +287,19 @@ class CloverDecoderLayer(nn.Module):
             mixed = self.self_attn.attend(q, k, v, gate, p.mask)
         return self.feed_forward(h + mixed)
 
-    def forward_pair(self, hc: torch.Tensor, hn: torch.Tensor, block_size: int, tables) -> tuple:
-        """Training: clean stream f(clean, clean) and, from the same history, noisy blocks f(clean, noisy)."""
+    def forward_pair(self, hc: torch.Tensor, hn: torch.Tensor, block_size: int, tables,
+                     clean_block_size: int | None = None) -> tuple:
+        """Training: clean stream f(clean, clean) and, from the same history, noisy blocks f(clean, noisy).
+
+        The clean stream runs at `clean_block_size` (default `block_size`): at 1 it is the causal
+        history that verified decoding drafts from (`tables` then carries a causal clean mask).
+        """
         xc, xn = self.input_layernorm(hc), self.input_layernorm(hn)
         n, t, d = xc.shape
         nb = t // block_size
         if self.layer_type == "linear_attention":
-            mc, states, _, pre = self.linear_attn(xc, block_size=block_size, keep_states=True)
+            mc, states, _, pre = self.linear_attn(xc, block_size=clean_block_size or block_size, keep_states=True,
+                                                  state_stride=block_size)
             width = self.linear_attn.conv_kernel_size - 1
             # Left conv context of block j: the clean pre-conv inputs of the `width` tokens before it.
             left = F.pad(pre, (width, 0)).unfold(-1, width, block_size)[:, :, :nb]  # (N, C, nb, width)

@@ -27,6 +27,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
 
 from . import fast
 from .configuration import CloverConfig
+from .delta_rule import LazyStates
 from .layers import CloverDecoderLayer, CloverGatedDeltaNet, LayerState, Pass
 
 
@@ -192,10 +193,11 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
 
     def decode(
         self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int, commit: int = 0,
-        keep: slice | torch.Tensor = slice(None), project: bool = True,
+        keep: slice | torch.Tensor = slice(None), project: bool = True, trial: bool = False,
     ) -> torch.Tensor:
         """One forward over whole blocks right after each row's history; the first `commit` blocks become
-        history (keys, GDN and conv state advance), the rest only read it.
+        history (keys, GDN and conv state advance), the rest only read it. A `trial` forward commits
+        nothing yet: `accept` then folds in as many of its leading blocks as each row keeps.
 
         Returns fp32 logits of `keep`: a slice of positions (N, len, V), or flat indices into the
         (N * Q) positions (K, V), so the vocabulary projection runs only where a prediction is needed.
@@ -207,13 +209,16 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         key_len = max(cache.lengths) + q
         if key_len > cache.capacity:
             raise ValueError(f"cache holds {cache.capacity} positions, this forward needs {key_len}")
+        if trial and commit:
+            raise ValueError("a trial forward commits later, through accept(); commit must be 0")
         h = self.model.embed_tokens(input_ids)
         cos, sin = self.model.rope(lengths[:, None] + torch.arange(q, device=h.device), h.dtype)
         mask = None
         if uniform is None or q > block_size:
             limit = lengths[:, None] + (torch.arange(q, device=h.device) // block_size + 1) * block_size
             mask = (torch.arange(key_len, device=h.device)[None, None, :] < limit[:, :, None])[:, None]
-        p = Pass(block_size, cos, sin, mask=mask, lengths=lengths, offset=uniform, key_len=key_len, commit=commit)
+        p = Pass(block_size, cos, sin, mask=mask, lengths=lengths, offset=uniform, key_len=key_len, commit=commit,
+                 trial=trial)
         for layer, state in zip(self.model.layers, cache.layers, strict=True):
             h = layer(h, p, state)
         if commit:
@@ -221,6 +226,37 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         h = h[:, keep] if isinstance(keep, slice) else h.reshape(n * q, -1).index_select(0, keep)
         h = fast.norm(self.model.norm, h)
         return self.logits(h) if project else h
+
+    def accept(self, cache: CloverCache, blocks: list[int], *, block_size: int) -> None:
+        """Commit the first `blocks[i]` blocks of row i's last trial forward into the history.
+
+        Attention keys of the whole trial forward are already in place (past a row's length they are
+        scratch); GDN layers take the state at the chosen block start and the conv inputs before it.
+        """
+        if len(blocks) != len(cache.lengths):
+            raise ValueError(f"accept needs one count per row: {len(cache.lengths)} rows, {len(blocks)} counts")
+        rows = None
+        for state in cache.layers:
+            if state.recurrent is None:
+                continue
+            if state.trial is None:
+                raise ValueError("accept() follows a trial forward (decode(..., trial=True)); there was none")
+            states, pre = state.trial
+            state.trial = None
+            if rows is None:
+                device, most = state.recurrent.device, pre.shape[-1] // block_size
+                rows = torch.arange(len(blocks), device=device)
+                idx = torch.tensor(blocks, device=device)
+                if bool((idx < 0).any()) or bool((idx > most).any()):
+                    raise ValueError(f"accept counts {blocks} outside 0..{most} blocks")
+            state.recurrent.copy_(states.after(idx * block_size) if isinstance(states, LazyStates)
+                                  else states[rows, idx])
+            width = state.conv.shape[-1]
+            full = torch.cat([state.conv, pre], -1)  # (N, C, W + T)
+            ends = width + idx * block_size  # exclusive end of each row's kept inputs
+            cols = ends[:, None] - width + torch.arange(width, device=full.device)
+            state.conv.copy_(full.gather(2, cols[:, None, :].expand(-1, full.shape[1], -1)))
+        cache.lengths[:] = [x + b * block_size for x, b in zip(cache.lengths, blocks, strict=True)]
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """fp32 vocabulary logits of final hidden states (from `decode(..., project=False)`)."""
@@ -271,12 +307,14 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
 
     def block_diffusion_loss(
         self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
-        generator: torch.Generator | None = None, suffix_rate: float = 0.0,
+        generator: torch.Generator | None = None, suffix_rate: float = 0.0, causal_history: bool = False,
     ) -> torch.Tensor:
         """Mean cross-entropy over masked positions of the block-diffusion objective (BD3-LM style).
 
         Each block draws a rate t ~ U(0, 1] and masks that fraction of its maskable positions (at least
-        one). The clean stream runs once; each noisy block attends to clean history and itself.
+        one). The clean stream runs once; each noisy block attends to clean history and itself. With
+        `causal_history` the clean stream runs at block size 1, as the cache of verified decoding holds
+        it, so the noisy blocks learn to draft from that history.
         """
         cfg = self.config
         ids, masked = input_ids, self.mask_blocks(input_ids, block_size=block_size, maskable=maskable,
@@ -296,9 +334,11 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
             hn = self.model.embed_tokens(torch.where(masked, cfg.mask_token_id, ids))
             cos, sin = self.model.rope(torch.arange(length, device=dev)[None], hc.dtype)
             clean_mask, noisy_mask = _block_causal(length, block_size, dev, torch.is_inference_mode_enabled())
+            if causal_history:
+                clean_mask = _block_causal(length, 1, dev, torch.is_inference_mode_enabled())[0]
             tables = (cos, sin, clean_mask, noisy_mask)
             for layer in self.model.layers:
-                hc, hn = layer.forward_pair(hc, hn, block_size, tables)
+                hc, hn = layer.forward_pair(hc, hn, block_size, tables, clean_block_size=1 if causal_history else None)
             hc, hn = self.model.norm(hc), self.model.norm(hn)
         # Position i is predicted from position i - 1: the clean previous block at a block start, the
         # noisy current block elsewhere.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RULES = ("threshold", "factor", "entropy", "topk")
+RULES = ("threshold", "factor", "entropy", "topk", "verified")
 FALLBACKS = ("confident", "leftmost", "prefix")
 
 
@@ -15,7 +15,10 @@ class SamplerConfig:
     rule: "threshold" commits every masked position whose probability is >= `threshold` (always the
     most confident one); "factor" is Fast-dLLM's rule: the largest n with (n + 1)(1 - c_n) < `factor`
     over confidences sorted high to low; "entropy" commits the lowest-entropy positions while their
-    entropy sum minus the largest stays <= `entropy_bound` (DiffusionGemma); "topk" commits `k` per step.
+    entropy sum minus the largest stays <= `entropy_bound` (DiffusionGemma); "topk" commits `k` per step;
+    "verified" drafts the block in one forward and keeps the run of drafts that block size 1 (the
+    autoregressive model) confirms in a second, plus the token after it (`verified.py`): the text of
+    autoregressive decoding at up to B tokens per two forwards. It ignores `fallback`.
 
     fallback: what guarantees progress. "confident" (the rules as published) commits at least the most
     confident masked position; "leftmost" also commits the leftmost masked position every step, so a

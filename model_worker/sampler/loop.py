@@ -15,6 +15,7 @@ import torch
 from .config import SamplerConfig
 from .rules import predict, select
 from .stats import GenerationOutput, GenerationStats
+from .verified import generate_verified
 
 StepCallback = Callable[[int, int, list[int], list[bool]], None]
 BlockCallback = Callable[[int, int, list[int]], None]
@@ -99,6 +100,8 @@ def generate(
     block, tokens) when it is finished, EOS trimmed. `block` counts this call's blocks from 0.
     """
     check_request(model, prompts, cfg)
+    if cfg.rule == "verified":
+        return generate_verified(model, prompts, cfg, on_step, on_block, should_stop)
     start = time.perf_counter()
     config, bs = model.config, cfg.block_size
     device = next(model.parameters()).device

@@ -140,6 +140,41 @@ def test_the_training_loss_scores_a_noisy_block_exactly_as_inference_sees_it():
     torch.testing.assert_close(loss.detach(), expected, atol=1e-5, rtol=1e-5)
 
 
+def test_with_causal_history_the_loss_scores_a_noisy_block_as_verified_decoding_drafts_it():
+    """The drafter of verified decoding reads history cached at block size 1; the objective with
+    `causal_history` must score exactly those logits (and differ from the block-causal history)."""
+    model, bs, n, length = tiny_model(), 4, 2, 16
+    ids = torch.randint(4, 64, (n, length), generator=torch.Generator().manual_seed(4))
+    maskable = torch.zeros(n, length, dtype=torch.bool)
+    maskable[:, 12:] = True
+    loss = model.block_diffusion_loss(ids, block_size=bs, maskable=maskable,
+                                      generator=torch.Generator().manual_seed(5), causal_history=True)
+    plain = model.block_diffusion_loss(ids, block_size=bs, maskable=maskable,
+                                       generator=torch.Generator().manual_seed(5))
+
+    g = torch.Generator().manual_seed(5)
+    rate = 1.0 - torch.rand(n, length // bs, generator=g)
+    u = torch.rand(n, length, generator=g)
+    masked = maskable & (u < rate.repeat_interleave(bs, 1))
+    for r in range(n):
+        if not masked[r].any():
+            masked[r, 12 + int(u[r, 12:].argmin())] = True
+    noisy = torch.where(masked, model.config.mask_token_id, ids)
+    with torch.inference_mode():
+        cache = model.new_cache(n, length)
+        for r in range(n):
+            row = cache.row(r)
+            model.prefill(ids[r : r + 1, :12], row, block_size=1)
+            cache.lengths[r] = row.lengths[0]
+        block = model.decode(noisy[:, 12:], cache, block_size=bs)  # drafted against the causal cache
+        head = model(ids, block_size=1).logits[:, 11:12]
+    source = torch.cat([head, block[:, :3]], 1)
+    target = masked[:, 12:]
+    expected = F.cross_entropy(source[target], ids[:, 12:][target])
+    torch.testing.assert_close(loss.detach(), expected, atol=1e-5, rtol=1e-5)
+    assert abs(float(loss.detach()) - float(plain.detach())) > 1e-4
+
+
 def test_the_loss_masks_at_least_one_position_per_block_never_padding_and_trains_the_new_paths():
     model = tiny_model()
     model.train()
@@ -181,3 +216,58 @@ def test_training_still_works_after_decoding_in_inference_mode():
     loss = model.block_diffusion_loss(ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
     loss.backward()
     assert model.lm_head.weight.grad is not None
+
+
+@pytest.mark.parametrize("block_size,keep", [(1, [5, 17]), (1, [0, 24]), (4, [4, 16])])
+def test_a_trial_forward_then_accept_leaves_the_cache_a_committing_forward_leaves(block_size, keep):
+    """Verified decoding decides after the forward how much of it becomes history."""
+    model, width = tiny_model(), 24
+    hist = torch.randint(4, 64, (2, 12), generator=torch.Generator().manual_seed(1))
+    x = torch.randint(4, 64, (2, width), generator=torch.Generator().manual_seed(2))
+    probe = torch.randint(4, 64, (2, 8), generator=torch.Generator().manual_seed(3))
+    with torch.inference_mode():
+        trial, direct = model.new_cache(2, 64), model.new_cache(2, 64)
+        for cache in (trial, direct):
+            for r in range(2):
+                row = cache.row(r)
+                model.prefill(hist[r : r + 1], row, block_size=4)
+                cache.lengths[r] = row.lengths[0]
+        model.decode(x, trial, block_size=block_size, trial=True)
+        assert trial.lengths == [12, 12]  # nothing committed yet
+        model.accept(trial, [k // block_size for k in keep], block_size=block_size)
+        for r, k in enumerate(keep):
+            row = direct.row(r)
+            if k:
+                model.decode(x[r : r + 1, :k], row, block_size=block_size, commit=k // block_size)
+            direct.lengths[r] = row.lengths[0]
+        assert trial.lengths == direct.lengths == [12 + k for k in keep]
+        torch.testing.assert_close(model.decode(probe, trial, block_size=4), model.decode(probe, direct, block_size=4),
+                                   atol=1e-5, rtol=1e-5)
+
+
+def test_accept_without_a_trial_forward_or_beyond_it_is_refused():
+    model = tiny_model()
+    with torch.inference_mode():
+        cache = model.new_cache(1, 32)
+        with pytest.raises(ValueError, match="trial forward"):
+            model.accept(cache, [1], block_size=1)
+        model.decode(torch.randint(4, 64, (1, 8)), cache, block_size=1, trial=True)
+        with pytest.raises(ValueError, match=r"outside 0\.\.8"):
+            model.accept(cache, [9], block_size=1)
+        with pytest.raises(ValueError, match="one count per row"):
+            model.accept(cache, [1, 2], block_size=1)
+
+
+@pytest.mark.parametrize("block_size,stride,length", [(1, 8, 24), (1, 32, 150), (4, 8, 40)])
+def test_a_causal_pass_keeps_the_states_a_wider_block_starts_from(block_size, stride, length):
+    from model_worker.clover.delta_rule import delta_blocks
+
+    g = torch.Generator().manual_seed(0)
+    n, t, h, dk, dv = 2, length, 2, 8, 6
+    q, k = torch.randn(n, t, h, dk, generator=g), torch.randn(n, t, h, dk, generator=g)
+    v = torch.randn(n, t, h, dv, generator=g)
+    decay, beta = -torch.rand(n, t, h, generator=g) * 0.3, torch.rand(n, t, h, generator=g)
+    every = delta_blocks(q, k, v, decay, beta, block_size=block_size).states
+    strided = delta_blocks(q, k, v, decay, beta, block_size=block_size, state_stride=stride).states
+    starts = list(range(0, t, stride)) + [t]
+    torch.testing.assert_close(strided, every[:, [s // block_size for s in starts[:-1]] + [-1]], atol=1e-4, rtol=1e-4)
