@@ -1,4 +1,4 @@
-"""Benchmark one checkpoint decoded by block diffusion and at block size 1, in one run.
+"""Benchmark one checkpoint decoded by block diffusion, by verified block drafts and at block size 1, in one run.
 
 `python -m model_worker.bench [--json] [--render] [--prompts N]`
 
@@ -165,16 +165,22 @@ def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, r
     diffusion = CloverBackend(path=path, device=device, threads=threads, max_new_tokens=max_new_tokens,
                               **chosen_settings)
     ar = diffusion.with_decoding("ar")  # the same weights in memory, decoded at block size 1
+    draft = {"block_size": block_size} if block_size and block_size > 1 else {}
+    verified = diffusion.with_decoding("verified", **draft)
     result = {"checkpoint": str(path), "device": resolve_device(device), "threads": torch.get_num_threads(),
               "prompt_set": [{"lang": lang, "question": q, "topic": slug} for lang, q, slug in chosen]}
     pages = {}
-    for name, backend in (("diffusion", diffusion), ("ar", ar)):
+    names = ("diffusion", "verified", "ar")
+    for name, backend in zip(names, (diffusion, verified, ar), strict=True):
         result[name], pages[name] = run_decoding(backend, chosen)
+    for name in ("diffusion", "verified"):
+        result[name]["same_page_as_ar"] = sum(x == y for x, y in zip(pages[name], pages["ar"], strict=True))
     if render:
-        for name in ("diffusion", "ar"):
+        for name in names:
             result[name]["render"] = render_pass_rate(pages[name])
-    d, a = result["diffusion"], result["ar"]
+    d, v, a = result["diffusion"], result["verified"], result["ar"]
     result["speedup"] = round(d["tokens_per_s"] / max(a["tokens_per_s"], 1e-9), 3)
+    result["verified_speedup"] = round(v["tokens_per_s"] / max(a["tokens_per_s"], 1e-9), 3)
     result["forwards_ratio"] = round(a["forwards"] / max(d["forwards"], 1), 3)
     result["tokens_per_forward_ratio"] = round(d["tokens_per_forward"] / max(a["tokens_per_forward"], 1e-9), 3)
     return result
@@ -201,6 +207,13 @@ def forward_costs(path: Path, *, device: str = "auto", threads: int | None = Non
     for name, bs, q, commit, keep in kinds:
         ms, ops = _time_forward(model, hist, block_size=bs, width=q, commit=commit, keep=keep, repeats=repeats)
         out[name] = {"ms": round(ms, 3), "aten_ops": ops}
+    # A round of verified decoding: a draft over [newest, B - 1 masks] against history cached at block size
+    # 1, then the verifying trial forward at block size 1 over the B tokens, and its accept().
+    ms, ops = _time_forward(model, hist, block_size=b, width=b, commit=0, keep=b - 1, repeats=repeats,
+                            history_block_size=1)
+    out["draft_step"] = {"ms": round(ms, 3), "aten_ops": ops}
+    ms, ops = _time_forward(model, hist, block_size=1, width=b, commit=0, keep=b, repeats=repeats, trial=True)
+    out["verify_step"] = {"ms": round(ms, 3), "aten_ops": ops}
     return out
 
 
@@ -235,18 +248,23 @@ def titles_report(path: Path, *, device: str = "auto", pages: int, threads: int 
 
 
 @torch.inference_mode()
-def _time_forward(model, hist, *, block_size: int, width: int, commit: int, keep: int, repeats: int) -> tuple[float, int]:
-    """Best milliseconds per call of one decode over `width` mask tokens after `hist`, and its operators."""
+def _time_forward(model, hist, *, block_size: int, width: int, commit: int, keep: int, repeats: int,
+                  history_block_size: int | None = None, trial: bool = False) -> tuple[float, int]:
+    """Best milliseconds per call of one decode over `width` mask tokens after `hist` (cached at
+    `history_block_size`, default `block_size`), and its operators. A `trial` call includes its accept()."""
     from torch.profiler import ProfilerActivity, profile
 
     dev = hist.device
     cache = model.new_cache(1, hist.shape[1] + 2 * width + 64)
-    model.prefill(hist, cache, block_size=block_size)
+    model.prefill(hist, cache, block_size=history_block_size or block_size)
     ids = torch.full((1, width), model.config.mask_token_id, device=dev)
     kept = torch.arange(keep, device=dev)
 
     def call():
-        model.decode(ids, cache, block_size=block_size, commit=commit, keep=kept)
+        model.decode(ids, cache, block_size=block_size, commit=commit, keep=kept, trial=trial)
+        if trial:
+            model.accept(cache, [width // block_size], block_size=block_size)
+            cache.lengths[0] -= width
         cache.lengths[0] -= commit * block_size  # forget the commit: every call sees the same history
 
     for _ in range(10):
@@ -268,16 +286,19 @@ def format_text(result: dict) -> str:
              f"{len(result['prompt_set'])} prompts; rule {d['rule']} {d['threshold']}, fallback {d['fallback']}"]
     head = f"{'':10} {'tokens':>7} {'forwards':>8} {'tok/fwd':>8} {'fwd/s':>8} {'tok/s':>9} {'first blk s':>11} {'peak MB':>8}"
     lines.append(head)
-    for name in ("diffusion", "ar"):
+    for name in ("diffusion", "verified", "ar"):
         r = result[name]
-        label = f"{name} b{r['block_size']}"
+        label = f"{name[:5]} b{r['block_size']}"
         lines.append(f"{label:10} {r['tokens']:>7} {r['forwards']:>8} {r['tokens_per_forward']:>8.2f} "
                      f"{r['forwards_per_s']:>8.1f} {r['tokens_per_s']:>9.1f} {r['first_block_s']:>11.3f} "
                      f"{r['peak_memory_mb']:>8.0f}")
         lines.append(f"{'':10} on topic (title of the asked corpus page): {r['on_topic']}/{r['prompts']}")
+        if "same_page_as_ar" in r:
+            lines.append(f"{'':10} page identical to ar's: {r['same_page_as_ar']}/{r['prompts']}")
         if "render" in r:
             lines.append(f"{'':10} render check: {r['render']['passed']}/{r['render']['checked']} passed")
     lines.append(f"speedup (diffusion tok/s over ar tok/s): {result['speedup']:.2f}x")
+    lines.append(f"verified speedup (verified tok/s over ar tok/s): {result['verified_speedup']:.2f}x")
     lines.append(f"forwards saved (ar forwards over diffusion forwards): {result['forwards_ratio']:.2f}x")
     lines.append(f"tokens per forward ratio: {result['tokens_per_forward_ratio']:.2f}x")
     return "\n".join(lines)
@@ -302,7 +323,8 @@ def _peak_mb(backend) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Block diffusion against block size 1 on one checkpoint.")
+    parser = argparse.ArgumentParser(description="Block diffusion and verified block drafts against block size 1 "
+                                                 "on one checkpoint.")
     parser.add_argument("--path", type=Path, default=Path(os.environ.get("MODEL_PATH") or DEFAULT_MODEL_PATH))
     parser.add_argument("--device", default=os.environ.get("MODEL_DEVICE") or "auto")
     parser.add_argument("--prompts", type=int, help=f"how many of the {len(PROMPTS)} fixed prompts (default "

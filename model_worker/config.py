@@ -11,6 +11,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BACKEND = "model_worker.backends.clover:CloverBackend"
 DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
 DEVICES = ("auto", "cpu", "cuda")
+DECODINGS = ("diffusion", "verified", "ar")  # the named settings of backends.clover.DECODING
 
 
 @dataclass(frozen=True)
@@ -18,16 +19,20 @@ class EngineSettings:
     backend: str = DEFAULT_BACKEND
     model_path: Path = DEFAULT_MODEL_PATH
     device: str = "auto"
+    decoding: str | None = None  # None: the backend's own default
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:
             raise ValueError(f"MODEL_DEVICE={self.device!r} is not one of {', '.join(DEVICES)}")
+        if self.decoding is not None and self.decoding not in DECODINGS:
+            raise ValueError(f"MODEL_DECODING={self.decoding!r} is not one of {', '.join(DECODINGS)}")
         if ":" not in self.backend:
             raise ValueError(f"MODEL_BACKEND={self.backend!r} must look like 'package.module:Class'")
 
 
 def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
-    """Read MODEL_BACKEND, MODEL_PATH and MODEL_DEVICE; relative paths are taken from the repo root."""
+    """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE and MODEL_DECODING; relative paths are taken from the
+    repo root."""
     env = os.environ if environ is None else environ
     path = Path(env.get("MODEL_PATH") or DEFAULT_MODEL_PATH)
     if not path.is_absolute():
@@ -36,6 +41,7 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
         backend=env.get("MODEL_BACKEND") or DEFAULT_BACKEND,
         model_path=path,
         device=(env.get("MODEL_DEVICE") or "auto").lower(),
+        decoding=(env.get("MODEL_DECODING") or "").lower() or None,
     )
 
 
@@ -59,4 +65,5 @@ def load_backend(settings: EngineSettings | None = None):
     from model_worker.backends import load_backend as build
 
     settings = settings or engine_settings()
-    return build(settings.backend, path=settings.model_path, device=settings.device)
+    options = {} if settings.decoding is None else {"decoding": settings.decoding}
+    return build(settings.backend, path=settings.model_path, device=settings.device, **options)

@@ -14,9 +14,11 @@ from model_worker.config import DEFAULT_MODEL_PATH, default_threads, resolve_dev
 from model_worker.prompt import build_prompt, check_fits, extract_page
 from model_worker.tokenizer import load_tokenizer
 
-# Named decoding settings. `diffusion` is the default; `ar` is the same checkpoint at block size 1.
+# Named decoding settings. `diffusion` is the default; `ar` is the same checkpoint at block size 1;
+# `verified` drafts 32-token blocks and keeps what block size 1 confirms (the `ar` text, fewer forwards).
 DECODING = {
     "diffusion": dict(block_size=32, rule="threshold", threshold=0.96, fallback="prefix"),
+    "verified": dict(block_size=32, rule="verified"),
     "ar": dict(block_size=1, rule="threshold", threshold=0.9),
 }
 MIN_PAGE_TOKENS = 256
@@ -83,6 +85,8 @@ class CloverBackend:
         """Another backend over the same loaded weights with other decoding settings."""
         other = copy.copy(self)
         keep = {k: getattr(self.sampler, k) for k in ("rule", "threshold", "factor", "entropy_bound", "k", "fallback")}
+        if decoding == "verified" or self.sampler.rule == "verified":
+            keep = {}  # verification is its own rule: the threshold knobs neither carry over nor come back
         other.sampler = self._sampler(decoding, self.sampler.max_new_tokens, {**keep, **overrides})
         return other
 

@@ -78,6 +78,20 @@ def test_autoregressive_decoding_of_the_same_weights_takes_one_forward_per_token
     assert result.stats["tokens_per_forward"] == pytest.approx(1.0, abs=0.05)
 
 
+def test_verified_decoding_streams_the_page_autoregressive_decoding_writes(backend):
+    verified = backend.with_decoding("verified", block_size=8)
+    assert verified.model is backend.model and verified.sampler.rule == "verified"
+    request = PageRequest(question="Why are there tides?")
+    sink = Recorder()
+    result = verified.generate_page(request, sink)
+    ar = backend.with_decoding("ar").generate_page(request, Recorder())
+    assert result.html == ar.html
+    blocks = [b for b, _ in sink.commits]
+    assert blocks == sorted(set(blocks)) and blocks[0] == 0
+    assert "".join(t for _, t in sink.commits).strip().endswith(result.html.strip()[-20:])
+    assert verified.with_decoding("diffusion", block_size=8).sampler.rule == "threshold"
+
+
 def test_block_commits_never_split_a_chinese_character(checkpoint):
     from model_worker.tokenizer import load_tokenizer
 

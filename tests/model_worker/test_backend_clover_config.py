@@ -19,6 +19,13 @@ def test_a_relative_model_path_is_taken_from_the_repository_root():
     assert engine_settings({"MODEL_PATH": "/abs/ckpt"}).model_path == Path("/abs/ckpt")
 
 
+def test_model_decoding_names_the_decoding_and_an_unknown_one_is_refused():
+    assert engine_settings({}).decoding is None
+    assert engine_settings({"MODEL_DECODING": "Verified"}).decoding == "verified"
+    with pytest.raises(ValueError, match="'greedy'.*diffusion, verified, ar"):
+        engine_settings({"MODEL_DECODING": "greedy"})
+
+
 def test_an_unknown_device_or_malformed_backend_is_refused_by_name():
     with pytest.raises(ValueError, match="'tpu'"):
         engine_settings({"MODEL_DEVICE": "tpu"})

@@ -22,11 +22,11 @@ def checkpoint(tmp_path_factory):
     return path
 
 
-def test_json_output_holds_both_decodings_and_the_speedup(checkpoint, capsys):
+def test_json_output_holds_every_decoding_and_the_speedups(checkpoint, capsys):
     bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--prompts", "2",
                 "--block-size", "8", "--max-new-tokens", "16", "--json"])
     result = json.loads(capsys.readouterr().out)
-    for name, block in (("diffusion", 8), ("ar", 1)):
+    for name, block in (("diffusion", 8), ("verified", 8), ("ar", 1)):
         section = result[name]
         for key in ("tokens", "forwards", "tokens_per_forward", "tokens_per_s", "first_block_s"):
             assert key in section
@@ -36,13 +36,18 @@ def test_json_output_holds_both_decodings_and_the_speedup(checkpoint, capsys):
         assert 0 <= section["on_topic"] <= 2
     assert result["ar"]["tokens_per_forward"] <= 1.0
     assert result["speedup"] == pytest.approx(result["diffusion"]["tokens_per_s"] / result["ar"]["tokens_per_s"], rel=1e-2)
+    assert result["verified_speedup"] == pytest.approx(
+        result["verified"]["tokens_per_s"] / result["ar"]["tokens_per_s"], rel=1e-2)
+    assert result["verified"]["rule"] == "verified"
+    assert result["verified"]["same_page_as_ar"] == 2  # greedy verified decoding writes the autoregressive page
 
 
 def test_text_output_has_a_line_per_decoding_and_the_ratio_lines(checkpoint, capsys):
     bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--prompts", "1",
                 "--block-size", "8", "--max-new-tokens", "8"])
     out = capsys.readouterr().out
-    assert "diffusion b8" in out and "ar b1" in out and "speedup" in out and "tokens per forward ratio" in out
+    assert "diffu b8" in out and "verif b8" in out and "ar b1" in out and "speedup" in out
+    assert "verified speedup" in out and "tokens per forward ratio" in out
 
 
 def test_a_block_size_the_checkpoint_lacks_exits_with_a_message_naming_it(checkpoint):
@@ -92,7 +97,7 @@ def test_forward_costs_time_each_kind_of_forward_and_count_its_operators(checkpo
                 "--forwards", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert result["block_size"] == 8 and result["history"] == 128
-    for name in ("ar_step", "block_step", "commit_step"):
+    for name in ("ar_step", "block_step", "commit_step", "draft_step", "verify_step"):
         assert result[name]["ms"] > 0 and result[name]["aten_ops"] > 20
 
 
