@@ -54,6 +54,9 @@ class TrainConfig:
     # Share of steps at a block size above 1 whose clean history runs at block size 1, as verified
     # decoding caches it: the noisy blocks learn to draft from the autoregressive model's history.
     causal_history_rate: float = 0.0
+    # Share of blocks, in causal-history steps, masked everywhere but their first token: the window a
+    # verified-decoding round drafts (its newest token, then masks).
+    draft_mask_rate: float = 0.0
     context: int = 2560               # max_position_embeddings of the checkpoint
     previous_budget: int = 128        # tokens of a previous page kept in follow-up prompts
     followup_rate: float = 0.15       # share of examples that are follow-ups
@@ -80,6 +83,8 @@ class TrainConfig:
             raise ValueError(f"suffix_mask_rate must be in [0, 1], got {self.suffix_mask_rate}")
         if not 0.0 <= self.causal_history_rate <= 1.0:
             raise ValueError(f"causal_history_rate must be in [0, 1], got {self.causal_history_rate}")
+        if not 0.0 <= self.draft_mask_rate <= 1.0:
+            raise ValueError(f"draft_mask_rate must be in [0, 1], got {self.draft_mask_rate}")
         if 1 not in self.block_sizes:
             raise ValueError("block size 1 must be trained so the checkpoint also decodes autoregressively")
 
@@ -298,9 +303,10 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
         input_ids, maskable = collate(batch, pad_id)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
+        causal = causal_history_at(step, cfg, block_size)
         loss = model.block_diffusion_loss(input_ids, block_size=block_size, maskable=maskable,
                                           generator=generator, suffix_rate=cfg.suffix_mask_rate,
-                                          causal_history=causal_history_at(step, cfg, block_size))
+                                          causal_history=causal, draft_rate=cfg.draft_mask_rate if causal else 0.0)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -391,6 +397,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--causal-history-rate", type=float,
                         help="share of steps at block sizes above 1 whose history runs at block size 1, "
                              "the history verified decoding drafts from")
+    parser.add_argument("--draft-mask-rate", type=float,
+                        help="share of blocks in causal-history steps masked but for their first token "
+                             "(the window verified decoding drafts)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "var" / "train" / "clover-demo")
     parser.add_argument("--resume", action="store_true",
                         help="continue from the state saved in --out (with --steps: train on to that step)")
@@ -408,6 +417,7 @@ def main(argv: list[str] | None = None) -> None:
                                    "block_weights": tuple(args.block_weights) if args.block_weights else None,
                                    "suffix_mask_rate": args.suffix_mask_rate, "head_rate": args.head_rate,
                                    "head_tokens": args.head_tokens, "causal_history_rate": args.causal_history_rate,
+                                   "draft_mask_rate": args.draft_mask_rate,
                                    "head_block_weights": tuple(args.head_block_weights)
                                    if args.head_block_weights else None}.items() if v is not None}
     cfg = replace(PRESETS[args.preset], **overrides)

@@ -277,12 +277,14 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
 
     def mask_blocks(
         self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
-        generator: torch.Generator | None = None, suffix_rate: float = 0.0,
+        generator: torch.Generator | None = None, suffix_rate: float = 0.0, draft_rate: float = 0.0,
     ) -> torch.Tensor:
         """Bool (N, L): per block a rate t ~ U(0, 1] of its maskable positions, at least one where it has any.
 
         With probability `suffix_rate` a block is instead masked from a random cut to its end: the
         state the sampler's prefix fallback decodes from (committed text on the left, masks after it).
+        With probability `draft_rate` a block is masked everywhere but its first position: the window
+        verified decoding drafts (the newest token, then masks).
         Padding and the first position (nothing precedes it to predict it from) are never masked.
         """
         n, length = input_ids.shape
@@ -300,6 +302,10 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
             pick = torch.rand(n, nb, generator=generator, device=where).to(input_ids.device) < suffix_rate
             suffix = torch.arange(block_size, device=input_ids.device) >= cut[..., None]  # (N, nb, B)
             masked = torch.where(pick.repeat_interleave(block_size, 1), maskable & suffix.view(n, -1), masked)
+        if draft_rate > 0:
+            pick = torch.rand(n, nb, generator=generator, device=where).to(input_ids.device) < draft_rate
+            window = (torch.arange(length + pad, device=input_ids.device) % block_size > 0)[None]
+            masked = torch.where(pick.repeat_interleave(block_size, 1), maskable & window, masked)
         need = maskable.view(n, nb, block_size).any(-1) & ~masked.view(n, nb, block_size).any(-1)
         first = torch.where(maskable, u, 2.0).view(n, nb, block_size).argmin(-1)
         masked = masked | (F.one_hot(first, block_size).bool() & need[..., None]).view(n, -1)
@@ -308,17 +314,20 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
     def block_diffusion_loss(
         self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
         generator: torch.Generator | None = None, suffix_rate: float = 0.0, causal_history: bool = False,
+        draft_rate: float = 0.0,
     ) -> torch.Tensor:
         """Mean cross-entropy over masked positions of the block-diffusion objective (BD3-LM style).
 
         Each block draws a rate t ~ U(0, 1] and masks that fraction of its maskable positions (at least
         one). The clean stream runs once; each noisy block attends to clean history and itself. With
         `causal_history` the clean stream runs at block size 1, as the cache of verified decoding holds
-        it, so the noisy blocks learn to draft from that history.
+        it, so the noisy blocks learn to draft from that history; `draft_rate` (see `mask_blocks`) then
+        gives them the window it drafts.
         """
         cfg = self.config
         ids, masked = input_ids, self.mask_blocks(input_ids, block_size=block_size, maskable=maskable,
-                                                  generator=generator, suffix_rate=suffix_rate)
+                                                  generator=generator, suffix_rate=suffix_rate,
+                                                  draft_rate=draft_rate)
         length = ids.shape[1]
         pad = -length % block_size
         if pad:

@@ -115,6 +115,21 @@ def test_suffix_masking_masks_each_block_from_a_cut_to_its_end():
     assert not torch.equal(plain.view(4, 4, 8), plain.view(4, 4, 8).long().cumsum(-1).bool())
 
 
+def test_draft_masking_masks_every_slot_of_a_block_but_its_first():
+    """The window verified decoding drafts: its newest token, then masks."""
+    model = tiny_model()
+    ids = torch.randint(4, 64, (4, 32), generator=torch.Generator().manual_seed(8))
+    maskable = torch.ones_like(ids, dtype=torch.bool)
+    masked = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(9),
+                               draft_rate=1.0).view(4, 4, 8)
+    window = torch.tensor([False] + [True] * 7)
+    assert torch.equal(masked, window.expand_as(masked))
+    some = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(9),
+                             draft_rate=0.5).view(16, 8)
+    drafted = (some == window).all(-1).sum()
+    assert 3 <= drafted <= 13  # about half the blocks
+
+
 def test_the_training_loss_scores_a_noisy_block_exactly_as_inference_sees_it():
     model, bs, n, length = tiny_model(), 4, 2, 16
     ids = torch.randint(4, 64, (n, length), generator=torch.Generator().manual_seed(4))

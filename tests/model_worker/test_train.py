@@ -55,6 +55,21 @@ def test_every_trained_block_size_including_one_is_drawn():
     assert drawn == set(cfg.block_sizes) and 1 in drawn
 
 
+def test_causal_history_is_drawn_at_its_rate_never_at_block_size_one_and_the_run_trains(tmp_path):
+    from model_worker.train import causal_history_at
+
+    cfg = replace(PRESETS["demo"], causal_history_rate=0.5)
+    drawn = [causal_history_at(step, cfg, 32) for step in range(400)]
+    assert 150 < sum(drawn) < 250 and drawn == [causal_history_at(step, cfg, 32) for step in range(400)]
+    assert not any(causal_history_at(step, cfg, 1) for step in range(100))
+    assert not any(causal_history_at(step, PRESETS["demo"], 32) for step in range(100))
+    tiny = replace(PRESETS["tiny"], steps=4, save_every=4, causal_history_rate=1.0, draft_mask_rate=0.5)
+    losses = train(tiny, tmp_path / "run", pages=PAGES, progress=False, log=lambda _: None)["losses"]
+    assert len(losses) == 4 and all(loss > 0 for loss in losses)
+    with pytest.raises(ValueError, match="causal_history_rate"):
+        replace(PRESETS["tiny"], causal_history_rate=1.5)
+
+
 def test_examples_mask_only_the_page_and_cover_both_languages_and_follow_ups(tmp_path):
     from model_worker.tokenizer import special_ids, train_tokenizer
 
