@@ -24,7 +24,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
 )
 
 __all__ = [
-    "BlockResult", "LazyStates", "delta_blocks", "gated_delta_blocks", "torch_chunk_gated_delta_rule",
+    "BlockResult", "LazyStates", "causal_chunk", "delta_blocks", "gated_delta_blocks", "torch_chunk_gated_delta_rule",
     "torch_recurrent_gated_delta_rule",
 ]
 
@@ -40,13 +40,21 @@ class LazyStates(NamedTuple):
     key: torch.Tensor  # (N, H, T, dk): unit keys
     new_value: torch.Tensor  # (N, H, T, dv): the delta rule's corrected values
 
-    def after(self, tokens: torch.Tensor) -> torch.Tensor:
-        """(N, H, dk, dv): each sequence's state after its first `tokens[i]` tokens of the pass.
+    def after(self, tokens: torch.Tensor | int) -> torch.Tensor:
+        """(N, H, dk, dv): each sequence's state after its first `tokens[i]` tokens of the pass (`tokens`
+        tokens for all when an int).
 
         S_n = exp(cum_{n-1}) S_0 + sum_{j < n} exp(cum_{n-1} - cum_j) k_j v_newⱼᵀ, the chunk-end update
         of `delta_blocks` stopped at n.
         """
         n, h, t = self.cum.shape
+        if isinstance(tokens, int):  # the same count for every sequence: slices instead of gathers
+            if tokens == 0:
+                return self.initial.clone()
+            c_last = self.cum[..., tokens - 1 : tokens]  # (N, H, 1)
+            weights = (c_last - self.cum[..., :tokens]).exp()
+            return (self.initial * c_last.exp()[..., None]
+                    + (self.key[:, :, :tokens] * weights[..., None]).transpose(-1, -2) @ self.new_value[:, :, :tokens])
         last = (tokens - 1).clamp_min(0)[:, None, None].expand(n, h, 1)
         c_last = torch.where((tokens > 0)[:, None, None], self.cum.gather(2, last), 0.0)  # (N, H, 1)
         inside = torch.arange(t, device=self.cum.device)[None, None, :] < tokens[:, None, None]
@@ -236,3 +244,40 @@ def one_block(query, key, value, g, beta, initial_state, *, final: bool) -> Bloc
         end = state * last.exp()[..., None] + (k * (last - cum).exp()[..., None]).transpose(-1, -2) @ v_new
     block = lambda x: x[:, :, None]  # noqa: E731  (N, H, 1, B, d)
     return BlockResult(block(out), block(memory), None, end, block(q_unit), block(k), block(v))
+
+
+def causal_chunk(query, key, value, g, beta, initial_state) -> tuple:
+    """`delta_blocks` at block size 1 over one chunk (at most `MIN_CHUNK` tokens), without autograd:
+    the verifying forward of verified decoding.
+
+    query, key (N, T, H, dk) with value heads already matched; value (N, T, H, dv); g, beta (N, T, H).
+    Returns output and memory readout (N, H, T, dv) in float32, where the memory of token i reads the
+    state before it, the `LazyStates` any prefix of the chunk would commit, and the unit queries, unit
+    keys and values (N, H, T, ·) for the joint softmax.
+    """
+    n, t, h, dk = query.shape
+    dv = value.shape[-1]
+    q_unit = l2norm(query.float()).transpose(1, 2)  # (N, H, T, dk)
+    k = l2norm(key.float()).transpose(1, 2)
+    q = q_unit * dk**-0.5
+    v = value.float().transpose(1, 2)
+    beta = beta.float().transpose(1, 2)[..., None]
+    cum = g.float().transpose(1, 2).cumsum(-1)  # (N, H, T)
+    after = _masks(t, 1, q.device, torch.is_inference_mode_enabled())[2]  # j > i
+    diff = cum[..., :, None] - cum[..., None, :]
+    pair = diff.masked_fill(after, float("-inf")).exp()  # exp(cum_i - cum_j), j <= i
+    k_beta = k * beta
+    solved = torch.linalg.solve_triangular((k_beta @ k.transpose(-1, -2)) * pair,
+                                           torch.cat([v * beta, k_beta * cum.exp()[..., None]], -1),
+                                           upper=False, unitriangular=True)
+    state = (torch.zeros(n, h, dk, dv, dtype=torch.float32, device=q.device) if initial_state is None
+             else initial_state.float())
+    v_new = solved[..., :dv] - solved[..., dv:] @ state
+    qk = q @ k.transpose(-1, -2)
+    out = (q * cum.exp()[..., None]) @ state + (qk * pair) @ v_new
+    # Memory of token i: the state before it, exp(cum_{i-1}) S_0 + sum_{j<i} exp(cum_{i-1} - cum_j) k_j v_newⱼᵀ.
+    before = torch.cat([cum.new_zeros(n, h, 1), cum[..., :-1]], -1)
+    not_before = ~after.T  # j >= i: outside the state before token i
+    pair_before = (before[..., :, None] - cum[..., None, :]).masked_fill(not_before, float("-inf")).exp()
+    memory = (q * before.exp()[..., None]) @ state + (qk * pair_before) @ v_new
+    return out, memory, LazyStates(state, cum, k, v_new), q_unit, k, v

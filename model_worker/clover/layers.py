@@ -25,7 +25,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
 
 from . import fast
 from .configuration import CloverConfig
-from .delta_rule import BlockResult, delta_blocks
+from .delta_rule import MIN_CHUNK, BlockResult, causal_chunk, delta_blocks
 
 
 @dataclass
@@ -157,6 +157,9 @@ class CloverGatedDeltaNet(nn.Module):
         if inference and t == 1 and not keep_states:
             out, final = self.one_token(query, key, value, g, beta, state)
             states = None
+        elif inference and block_size == 1 and lazy_states and t <= MIN_CHUNK:
+            out, states = self.causal_chunk(query, key, value, g, beta, state)
+            final = None
         else:
             r = delta_blocks(query, key, value, g, beta, block_size=block_size, initial_state=state,
                              keep_states=keep_states, final=final, lazy_states=lazy_states,
@@ -186,6 +189,19 @@ class CloverGatedDeltaNet(nn.Module):
         share = torch.sigmoid(token_logit - self.memory_bias.float())  # block calibration * log(1) = 0
         out = out + self.joint_gate.float()[:, None] * (memory + share[..., None] * (v - memory))
         return out[:, None], final
+
+    def causal_chunk(self, query, key, value, g, beta, state):
+        """Up to one chunk of one-token blocks without autograd (a verifying trial forward): the delta
+        rule over the chunk, and each token's joint softmax over [memory slot, itself] as a two-way
+        sigmoid, as in `one_token`. Output (N, T, H, dv) and the chunk's `LazyStates`."""
+        h = self.num_v_heads
+        if query.shape[2] != h:
+            query, key = query.repeat_interleave(h // query.shape[2], 2), key.repeat_interleave(h // key.shape[2], 2)
+        out, memory, states, q_unit, k_unit, v = causal_chunk(query, key, value, g, beta, state)
+        scale = self.joint_log_scale.float().exp()[:, None]
+        share = torch.sigmoid((q_unit * k_unit).sum(-1) * scale - self.memory_bias.float()[:, None])  # (N, H, T)
+        out = out + self.joint_gate.float()[:, None, None] * (memory + share[..., None] * (v - memory))
+        return out.transpose(1, 2), states
 
     def joint_softmax(self, r: BlockResult, block_size: int) -> torch.Tensor:
         """One softmax per query over [memory slot m_i] + every token of its block (bidirectional)."""

@@ -245,13 +245,20 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
             state.trial = None
             if rows is None:
                 device, most = state.recurrent.device, pre.shape[-1] // block_size
+                if min(blocks) < 0 or max(blocks) > most:
+                    raise ValueError(f"accept counts {blocks} outside 0..{most} blocks")
                 rows = torch.arange(len(blocks), device=device)
                 idx = torch.tensor(blocks, device=device)
-                if bool((idx < 0).any()) or bool((idx > most).any()):
-                    raise ValueError(f"accept counts {blocks} outside 0..{most} blocks")
+                same = blocks[0] if all(b == blocks[0] for b in blocks) else None
+            width = state.conv.shape[-1]
+            if same is not None:  # one count for every row (always so for one sequence): slices
+                state.recurrent.copy_(states.after(same * block_size) if isinstance(states, LazyStates)
+                                      else states[:, same])
+                kept = torch.cat([state.conv, pre[..., : same * block_size]], -1)
+                state.conv.copy_(kept[..., kept.shape[-1] - width :])
+                continue
             state.recurrent.copy_(states.after(idx * block_size) if isinstance(states, LazyStates)
                                   else states[rows, idx])
-            width = state.conv.shape[-1]
             full = torch.cat([state.conv, pre], -1)  # (N, C, W + T)
             ends = width + idx * block_size  # exclusive end of each row's kept inputs
             cols = ends[:, None] - width + torch.arange(width, device=full.device)

@@ -233,7 +233,7 @@ def test_training_still_works_after_decoding_in_inference_mode():
     assert model.lm_head.weight.grad is not None
 
 
-@pytest.mark.parametrize("block_size,keep", [(1, [5, 17]), (1, [0, 24]), (4, [4, 16])])
+@pytest.mark.parametrize("block_size,keep", [(1, [5, 17]), (1, [0, 24]), (1, [7, 7]), (1, [0, 0]), (4, [4, 16]), (4, [8, 8])])
 def test_a_trial_forward_then_accept_leaves_the_cache_a_committing_forward_leaves(block_size, keep):
     """Verified decoding decides after the forward how much of it becomes history."""
     model, width = tiny_model(), 24
