@@ -1,6 +1,7 @@
 """Clover block-diffusion model: Qwen3.5 hybrid layers, block-causal everywhere, exact block caching.
 
-Blocks are aligned to absolute positions from 0. Every layer computes f(history, block): softmax
+Block diffusion aligns blocks to absolute positions from 0; verified decoding instead keeps a history
+written at block size 1 and drafts a block wherever it ends. Every layer computes f(history, block): softmax
 attention sees the whole history and the whole current block; GDN layers start from the recurrent
 state at the block start. Logits at position i predict token i + 1, as in the autoregressive model the
 weights may come from (SDAR / Fast-dLLM v2 style shift): the first token of a block is predicted by the
@@ -40,7 +41,7 @@ class CloverCache:
     """Preallocated per-sequence history: attention keys/values, GDN and conv state, committed length."""
 
     layers: list[LayerState]
-    lengths: list[int]  # committed tokens per row (always a whole number of blocks)
+    lengths: list[int]  # committed tokens per row (whole blocks of the block size that committed them)
 
     @property
     def capacity(self) -> int:
