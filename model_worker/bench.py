@@ -162,8 +162,8 @@ def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, r
     # Settings left as None keep the backend's own `diffusion` decoding.
     chosen_settings = {k: v for k, v in dict(block_size=block_size, rule=rule, threshold=threshold,
                                              fallback=fallback).items() if v is not None}
-    diffusion = CloverBackend(path=path, device=device, threads=threads, max_new_tokens=max_new_tokens,
-                              **chosen_settings)
+    diffusion = CloverBackend(path=path, device=device, decoding="diffusion", threads=threads,
+                              max_new_tokens=max_new_tokens, **chosen_settings)
     ar = diffusion.with_decoding("ar")  # the same weights in memory, decoded at block size 1
     draft = {"block_size": block_size} if block_size and block_size > 1 else {}
     verified = diffusion.with_decoding("verified", **draft)
@@ -191,28 +191,30 @@ def forward_costs(path: Path, *, device: str = "auto", threads: int | None = Non
     """Milliseconds per forward of each kind decoding runs, best of `repeats` rounds of 10 calls (a
     shared machine only ever adds time), after `history` cached tokens (at most half the context),
     and the operators each launches: a one-token step (B = 1), a denoising step over a block of the
-    backend's size projecting half its slots, and the step that commits a finished block while
-    denoising the next (two blocks)."""
+    block-diffusion size projecting half its slots, the step that commits a finished block while
+    denoising the next (two blocks), and verified decoding's draft and verify steps."""
     from model_worker.backends.clover import CloverBackend
 
-    backend = CloverBackend(path=path, device=device, threads=threads,
+    backend = CloverBackend(path=path, device=device, decoding="diffusion", threads=threads,
                             **({"block_size": block_size} if block_size else {}))
     model, dev = backend.model, next(backend.model.parameters()).device
     b = backend.sampler.block_size
     history = min(history, backend.context // 2) // b * b
     hist = torch.randint(10, model.config.vocab_size, (1, history), generator=torch.Generator().manual_seed(0))
     hist = hist.to(dev)
-    out = {"threads": torch.get_num_threads(), "history": history, "block_size": b}
+    vb = block_size or DECODING["verified"]["block_size"]
+    out = {"threads": torch.get_num_threads(), "history": history, "block_size": b, "verified_block_size": vb}
     kinds = (("ar_step", 1, 1, 0, 1), ("block_step", b, b, 0, b // 2), ("commit_step", b, 2 * b, 1, b // 2 + 1))
     for name, bs, q, commit, keep in kinds:
         ms, ops = _time_forward(model, hist, block_size=bs, width=q, commit=commit, keep=keep, repeats=repeats)
         out[name] = {"ms": round(ms, 3), "aten_ops": ops}
-    # A round of verified decoding: a draft over [newest, B - 1 masks] against history cached at block size
-    # 1, then the verifying trial forward at block size 1 over the B tokens, and its accept().
-    ms, ops = _time_forward(model, hist, block_size=b, width=b, commit=0, keep=b - 1, repeats=repeats,
+    # A round of verified decoding (its own block size): a draft over [newest, B - 1 masks] against history
+    # cached at block size 1, then the verifying trial forward at block size 1 over the B tokens, and its
+    # accept().
+    ms, ops = _time_forward(model, hist, block_size=vb, width=vb, commit=0, keep=vb - 1, repeats=repeats,
                             history_block_size=1)
     out["draft_step"] = {"ms": round(ms, 3), "aten_ops": ops}
-    ms, ops = _time_forward(model, hist, block_size=1, width=b, commit=0, keep=b, repeats=repeats, trial=True)
+    ms, ops = _time_forward(model, hist, block_size=1, width=vb, commit=0, keep=vb, repeats=repeats, trial=True)
     out["verify_step"] = {"ms": round(ms, 3), "aten_ops": ops}
     return out
 

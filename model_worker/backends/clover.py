@@ -14,8 +14,9 @@ from model_worker.config import DEFAULT_MODEL_PATH, default_threads, resolve_dev
 from model_worker.prompt import build_prompt, check_fits, extract_page
 from model_worker.tokenizer import load_tokenizer
 
-# Named decoding settings. `diffusion` is the default; `ar` is the same checkpoint at block size 1;
-# `verified` drafts 32-token blocks and keeps what block size 1 confirms (the `ar` text, fewer forwards).
+# Named decoding settings. `verified` (the default) drafts 32-token blocks by block diffusion and keeps
+# what block size 1 confirms: the `ar` text in far fewer forwards. `diffusion` commits what a block's
+# denoising steps are sure of; `ar` is the same checkpoint at block size 1.
 DECODING = {
     "diffusion": dict(block_size=32, rule="threshold", threshold=0.96, fallback="prefix"),
     "verified": dict(block_size=32, rule="verified"),
@@ -57,7 +58,7 @@ def load_checkpoint(path: str | Path, device: str = "auto", dtype: torch.dtype =
 class CloverBackend:
     """`PageBackend` over a Clover checkpoint; loads it once and serves pages one at a time."""
 
-    def __init__(self, path: str | Path = DEFAULT_MODEL_PATH, device: str = "auto", decoding: str = "diffusion",
+    def __init__(self, path: str | Path = DEFAULT_MODEL_PATH, device: str = "auto", decoding: str = "verified",
                  max_new_tokens: int | None = None, threads: int | None = None, **sampler_overrides):
         if resolve_device(device) == "cpu":
             torch.set_num_threads(threads or default_threads())

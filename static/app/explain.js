@@ -1,5 +1,5 @@
 // The learner's page: one socket to /ws/explain/ (docs/protocol.md), a live view of the block being
-// denoised, then the finished page in a sandboxed iframe, follow-ups and the thread's versions.
+// written, then the finished page in a sandboxed iframe, follow-ups and the thread's versions.
 import { Socket } from "./socket.js";
 
 const $ = (id) => document.getElementById(id);
