@@ -29,9 +29,9 @@ def test_a_page_whose_opening_no_other_page_shares_can_only_prefer_its_own_title
 def test_the_demo_checkpoint_mostly_prefers_another_pages_title(demo, capsys):
     bench.main(["--titles", "24", "--device", "cpu", "--threads", "1"])
     result = json.loads(capsys.readouterr().out)
-    assert result["pages"] == 24 and result["own_title_preferred"] == 3
-    preferred = {c["preferred"] for c in result["choices"].values()}
-    assert "solar-system" in preferred and len(preferred) < 24
+    assert result["pages"] == 24 and result["own_title_preferred"] == 4  # the figure the model card gives
+    preferred = [c["preferred"] for c in result["choices"].values()]
+    assert max(preferred.count(p) for p in preferred) >= 5 and len(set(preferred)) < 12  # a few memorised pages
     for choice in result["choices"].values():
         assert choice["logprob"] >= choice["own_logprob"] and choice["candidates"] > 1
 
