@@ -212,12 +212,10 @@ def delta_blocks(
     return BlockResult(blocks(outs, dv), blocks(mems, dv), states, state, flat(q_unit), flat(k), flat(v))
 
 
-def one_block(query, key, value, g, beta, initial_state, *, final: bool) -> BlockResult:
-    """`delta_blocks` for a single block of at most one chunk, without autograd: a denoising step.
-
-    The block starts at the chunk start, so every memory readout is S_0ᵀ q_i and the intra-block
-    memory terms vanish; the final state is computed only when asked for.
-    """
+def _one_chunk(query, key, value, g, beta, initial_state):
+    """What both one-chunk forms start with: unit queries and keys (N, H, T, dk), scaled queries,
+    values, the cumulative log decay (N, H, T), the causal decay pairs exp(cum_i - cum_j) for j <= i,
+    the `after` mask (j > i), the initial state and the delta rule's corrected values v_new."""
     n, t, h, dk = query.shape
     dv = value.shape[-1]
     q_unit = l2norm(query.float()).transpose(1, 2)  # (N, H, T, dk)
@@ -229,15 +227,24 @@ def one_block(query, key, value, g, beta, initial_state, *, final: bool) -> Bloc
     after = _masks(t, t, q.device, torch.is_inference_mode_enabled())[2]
     pair = (cum[..., :, None] - cum[..., None, :]).masked_fill(after, float("-inf")).exp()
     k_beta = k * beta
-    decay = cum.exp()[..., None]
     solved = torch.linalg.solve_triangular((k_beta @ k.transpose(-1, -2)) * pair,
-                                           torch.cat([v * beta, k_beta * decay], -1),
+                                           torch.cat([v * beta, k_beta * cum.exp()[..., None]], -1),
                                            upper=False, unitriangular=True)
     state = (torch.zeros(n, h, dk, dv, dtype=torch.float32, device=q.device) if initial_state is None
              else initial_state.float())
     v_new = solved[..., :dv] - solved[..., dv:] @ state
+    return q_unit, k, q, v, cum, pair, after, state, v_new
+
+
+def one_block(query, key, value, g, beta, initial_state, *, final: bool) -> BlockResult:
+    """`delta_blocks` for a single block of at most one chunk, without autograd: a denoising step.
+
+    The block starts at the chunk start, so every memory readout is S_0ᵀ q_i and the intra-block
+    memory terms vanish; the final state is computed only when asked for.
+    """
+    q_unit, k, q, v, cum, pair, _, state, v_new = _one_chunk(query, key, value, g, beta, initial_state)
     memory = q @ state
-    out = (q * decay) @ state + ((q @ k.transpose(-1, -2)) * pair) @ v_new
+    out = (q * cum.exp()[..., None]) @ state + ((q @ k.transpose(-1, -2)) * pair) @ v_new
     end = None
     if final:
         last = cum[..., -1:]
@@ -255,28 +262,11 @@ def causal_chunk(query, key, value, g, beta, initial_state) -> tuple:
     state before it, the `LazyStates` any prefix of the chunk would commit, and the unit queries, unit
     keys and values (N, H, T, ·) for the joint softmax.
     """
-    n, t, h, dk = query.shape
-    dv = value.shape[-1]
-    q_unit = l2norm(query.float()).transpose(1, 2)  # (N, H, T, dk)
-    k = l2norm(key.float()).transpose(1, 2)
-    q = q_unit * dk**-0.5
-    v = value.float().transpose(1, 2)
-    beta = beta.float().transpose(1, 2)[..., None]
-    cum = g.float().transpose(1, 2).cumsum(-1)  # (N, H, T)
-    after = _masks(t, 1, q.device, torch.is_inference_mode_enabled())[2]  # j > i
-    diff = cum[..., :, None] - cum[..., None, :]
-    pair = diff.masked_fill(after, float("-inf")).exp()  # exp(cum_i - cum_j), j <= i
-    k_beta = k * beta
-    solved = torch.linalg.solve_triangular((k_beta @ k.transpose(-1, -2)) * pair,
-                                           torch.cat([v * beta, k_beta * cum.exp()[..., None]], -1),
-                                           upper=False, unitriangular=True)
-    state = (torch.zeros(n, h, dk, dv, dtype=torch.float32, device=q.device) if initial_state is None
-             else initial_state.float())
-    v_new = solved[..., :dv] - solved[..., dv:] @ state
+    q_unit, k, q, v, cum, pair, after, state, v_new = _one_chunk(query, key, value, g, beta, initial_state)
     qk = q @ k.transpose(-1, -2)
     out = (q * cum.exp()[..., None]) @ state + (qk * pair) @ v_new
     # Memory of token i: the state before it, exp(cum_{i-1}) S_0 + sum_{j<i} exp(cum_{i-1} - cum_j) k_j v_newⱼᵀ.
-    before = torch.cat([cum.new_zeros(n, h, 1), cum[..., :-1]], -1)
+    before = torch.cat([cum.new_zeros(*cum.shape[:2], 1), cum[..., :-1]], -1)
     not_before = ~after.T  # j >= i: outside the state before token i
     pair_before = (before[..., :, None] - cum[..., None, :]).masked_fill(not_before, float("-inf")).exp()
     memory = (q * before.exp()[..., None]) @ state + (qk * pair_before) @ v_new

@@ -14,7 +14,7 @@ import torch
 
 from .config import SamplerConfig
 from .rules import predict, select
-from .stats import GenerationOutput, GenerationStats
+from .stats import GenerationOutput, outputs
 from .verified import generate_verified
 
 StepCallback = Callable[[int, int, list[int], list[bool]], None]
@@ -228,14 +228,7 @@ def generate(
         cur = torch.full((len(rows), bs), mask_id, dtype=torch.long, device=device)
         block_no += 1
 
-    return [
-        GenerationOutput(
-            tokens=out_tokens[i],
-            stopped_by=stopped[i] or "stop",
-            stats=GenerationStats.measure(len(out_tokens[i]), forwards[i], finish[i], first_block[i]),
-        )
-        for i in range(n)
-    ]
+    return outputs(out_tokens, stopped, forwards, finish, first_block)
 
 
 def predict_prefix(scores: BlockScores, cfg: SamplerConfig, generators, todo, r_idx, j_idx, mask_id):

@@ -32,3 +32,16 @@ class GenerationOutput:
     tokens: list[int]  # generated only, cut before the first EOS
     stopped_by: str  # "eos" | "max_new_tokens" | "stop"
     stats: GenerationStats
+
+
+def outputs(tokens: list[list[int]], stopped: list[str | None], forwards: list[int], finish: list[float],
+            first_block: list[float]) -> list[GenerationOutput]:
+    """One `GenerationOutput` per sequence from the decoding loop's per-sequence records."""
+    return [
+        GenerationOutput(
+            tokens=tokens[i],
+            stopped_by=stopped[i] or "stop",
+            stats=GenerationStats.measure(len(tokens[i]), forwards[i], finish[i], first_block[i]),
+        )
+        for i in range(len(tokens))
+    ]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import torch
 
 from .config import SamplerConfig
-from .stats import GenerationOutput, GenerationStats
+from .stats import GenerationOutput, outputs
 
 PREFILL_CHUNK = 512
 
@@ -173,11 +173,4 @@ def generate_verified(
             rows = [rows[r] for r in keep_rows]
         round_no += 1
 
-    return [
-        GenerationOutput(
-            tokens=out_tokens[i],
-            stopped_by=stopped[i] or "stop",
-            stats=GenerationStats.measure(len(out_tokens[i]), forwards[i], finish[i], first_block[i]),
-        )
-        for i in range(n)
-    ]
+    return outputs(out_tokens, stopped, forwards, finish, first_block)

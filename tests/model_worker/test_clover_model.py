@@ -100,34 +100,43 @@ def test_the_inference_fast_paths_compute_what_the_training_paths_compute(block_
     torch.testing.assert_close(fast, slow, atol=1e-5, rtol=1e-5)
 
 
+def drawn_masks(**rates) -> torch.Tensor:
+    """`mask_blocks` over four rows of four 8-token blocks, all maskable, with fixed seeds: (4, 4, 8)."""
+    ids = torch.randint(4, 64, (4, 32), generator=torch.Generator().manual_seed(8))
+    return tiny_model().mask_blocks(ids, block_size=8, maskable=torch.ones_like(ids, dtype=torch.bool),
+                                    generator=torch.Generator().manual_seed(9), **rates).view(4, 4, 8)
+
+
 def test_suffix_masking_masks_each_block_from_a_cut_to_its_end():
     """The state the prefix fallback decodes from: committed text on the left, masks after it."""
-    model = tiny_model()
-    ids = torch.randint(4, 64, (4, 32), generator=torch.Generator().manual_seed(8))
-    maskable = torch.ones_like(ids, dtype=torch.bool)
-    masked = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(9),
-                               suffix_rate=1.0).view(4, 4, 8)
+    masked = drawn_masks(suffix_rate=1.0)
     assert masked.any(-1).all()
     assert torch.equal(masked, masked.long().cumsum(-1).bool())  # once masked, masked to the block's end
     cuts = set((8 - masked.sum(-1)).flatten().tolist())
     assert len(cuts) > 3  # cuts vary from block to block
-    plain = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(9))
-    assert not torch.equal(plain.view(4, 4, 8), plain.view(4, 4, 8).long().cumsum(-1).bool())
+    plain = drawn_masks()
+    assert not torch.equal(plain, plain.long().cumsum(-1).bool())
 
 
 def test_draft_masking_masks_every_slot_of_a_block_but_its_first():
     """The window verified decoding drafts: its newest token, then masks."""
-    model = tiny_model()
-    ids = torch.randint(4, 64, (4, 32), generator=torch.Generator().manual_seed(8))
-    maskable = torch.ones_like(ids, dtype=torch.bool)
-    masked = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(9),
-                               draft_rate=1.0).view(4, 4, 8)
     window = torch.tensor([False] + [True] * 7)
-    assert torch.equal(masked, window.expand_as(masked))
-    some = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(9),
-                             draft_rate=0.5).view(16, 8)
-    drafted = (some == window).all(-1).sum()
+    assert torch.equal(drawn_masks(draft_rate=1.0), window.expand(4, 4, 8))
+    drafted = (drawn_masks(draft_rate=0.5).view(16, 8) == window).all(-1).sum()
     assert 3 <= drafted <= 13  # about half the blocks
+
+
+def replay_last_block_masks(model, ids, maskable, bs, *, seed):
+    """The masks the loss drew with `seed` when only positions 12.. (the last block) are maskable."""
+    n, length = ids.shape
+    g = torch.Generator().manual_seed(seed)  # replay the draws the loss made
+    rate = 1.0 - torch.rand(n, length // bs, generator=g)
+    u = torch.rand(n, length, generator=g)
+    masked = maskable & (u < rate.repeat_interleave(bs, 1))
+    for r in range(n):
+        if not masked[r].any():
+            masked[r, 12 + int(u[r, 12:].argmin())] = True
+    return masked, torch.where(masked, model.config.mask_token_id, ids)
 
 
 def test_the_training_loss_scores_a_noisy_block_exactly_as_inference_sees_it():
@@ -138,14 +147,7 @@ def test_the_training_loss_scores_a_noisy_block_exactly_as_inference_sees_it():
     loss = model.block_diffusion_loss(ids, block_size=bs, maskable=maskable,
                                       generator=torch.Generator().manual_seed(5))
 
-    g = torch.Generator().manual_seed(5)  # replay the draws the loss made
-    rate = 1.0 - torch.rand(n, length // bs, generator=g)
-    u = torch.rand(n, length, generator=g)
-    masked = maskable & (u < rate.repeat_interleave(bs, 1))
-    for r in range(n):
-        if not masked[r].any():
-            masked[r, 12 + int(u[r, 12:].argmin())] = True
-    noisy = torch.where(masked, model.config.mask_token_id, ids)
+    masked, noisy = replay_last_block_masks(model, ids, maskable, bs, seed=5)
     with torch.no_grad():
         logits = model(noisy, block_size=bs).logits  # f(clean history, noisy block)
         clean = model(ids, block_size=bs).logits
@@ -167,14 +169,7 @@ def test_with_causal_history_the_loss_scores_a_noisy_block_as_verified_decoding_
     plain = model.block_diffusion_loss(ids, block_size=bs, maskable=maskable,
                                        generator=torch.Generator().manual_seed(5))
 
-    g = torch.Generator().manual_seed(5)
-    rate = 1.0 - torch.rand(n, length // bs, generator=g)
-    u = torch.rand(n, length, generator=g)
-    masked = maskable & (u < rate.repeat_interleave(bs, 1))
-    for r in range(n):
-        if not masked[r].any():
-            masked[r, 12 + int(u[r, 12:].argmin())] = True
-    noisy = torch.where(masked, model.config.mask_token_id, ids)
+    masked, noisy = replay_last_block_masks(model, ids, maskable, bs, seed=5)
     with torch.inference_mode():
         cache = model.new_cache(n, length)
         for r in range(n):

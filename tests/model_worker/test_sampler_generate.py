@@ -5,6 +5,7 @@ import torch
 
 from model_worker.sampler import SamplerConfig, generate
 from model_worker.sampler.rules import predict, select
+from tests.support.recorder import Recorder
 from tests.support.tiny_clover import tiny_model as _tiny_model
 
 MASK = 3
@@ -47,17 +48,6 @@ def reference(model, tokens: list[int], cfg: SamplerConfig) -> list[int]:
             return seq[len(tokens):] + piece[:hit]
         seq = seq[:start] + block[: min(bs, end - start)].tolist()
     return seq[len(tokens):]
-
-
-class Recorder:
-    def __init__(self):
-        self.steps, self.blocks = [], []
-
-    def on_step(self, seq, block, tokens, masked):
-        self.steps.append((seq, block, list(tokens), list(masked)))
-
-    def on_block(self, seq, block, tokens):
-        self.blocks.append((seq, block, list(tokens)))
 
 
 @pytest.mark.parametrize("rule", ["threshold", "factor", "entropy", "topk"])

@@ -8,6 +8,7 @@ from model_worker.config import DEFAULT_MODEL_PATH
 from model_worker.prompt import build_prompt
 from model_worker.sampler import SamplerConfig, generate
 from model_worker.sampler.verified import _Draws, _verify
+from tests.support.recorder import Recorder
 from tests.support.tiny_clover import tiny_model as _tiny_model
 
 
@@ -25,17 +26,6 @@ def verified(block_size: int = 8, **kw) -> SamplerConfig:
 
 def autoregressive(**kw) -> SamplerConfig:
     return SamplerConfig(block_size=1, **kw)
-
-
-class Recorder:
-    def __init__(self):
-        self.steps, self.blocks = [], []
-
-    def on_step(self, seq, block, tokens, masked):
-        self.steps.append((seq, block, list(tokens), list(masked)))
-
-    def on_block(self, seq, block, tokens):
-        self.blocks.append((seq, block, list(tokens)))
 
 
 @pytest.mark.parametrize("prompt_len", [1, 5, 8, 13])
