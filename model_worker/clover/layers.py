@@ -185,10 +185,7 @@ class CloverGatedDeltaNet(nn.Module):
         scaled = q * dk**-0.5
         out, final = fast.delta_token(scaled, k, v, g[:, 0], beta[:, 0].float(), state)
         memory = (scaled[..., None, :] @ state).squeeze(-2)
-        token_logit = (q * k).sum(-1) * self.joint_log_scale.float().exp()
-        share = torch.sigmoid(token_logit - self.memory_bias.float())  # block calibration * log(1) = 0
-        out = out + self.joint_gate.float()[:, None] * (memory + share[..., None] * (v - memory))
-        return out[:, None], final
+        return self.joint_one_token(out, memory, q, k, v)[:, None], final
 
     def causal_chunk(self, query, key, value, g, beta, state):
         """Up to one chunk of one-token blocks without autograd (a verifying trial forward): the delta
@@ -198,10 +195,15 @@ class CloverGatedDeltaNet(nn.Module):
         if query.shape[2] != h:
             query, key = query.repeat_interleave(h // query.shape[2], 2), key.repeat_interleave(h // key.shape[2], 2)
         out, memory, states, q_unit, k_unit, v = causal_chunk(query, key, value, g, beta, state)
-        scale = self.joint_log_scale.float().exp()[:, None]
-        share = torch.sigmoid((q_unit * k_unit).sum(-1) * scale - self.memory_bias.float()[:, None])  # (N, H, T)
-        out = out + self.joint_gate.float()[:, None, None] * (memory + share[..., None] * (v - memory))
-        return out.transpose(1, 2), states
+        return self.joint_one_token(out, memory, q_unit, k_unit, v).transpose(1, 2), states
+
+    def joint_one_token(self, out, memory, q_unit, k_unit, v):
+        """`out` plus the gated joint softmax of one-token blocks: over [memory slot, the token itself]
+        it is a two-way sigmoid (block calibration * log(1) = 0). Tensors (N, H, ..., d), heads second."""
+        per_head = (-1,) + (1,) * (q_unit.dim() - 3)  # (H, 1, ...) against (N, H, ...) without the last dim
+        token_logit = (q_unit * k_unit).sum(-1) * self.joint_log_scale.float().exp().view(per_head)
+        share = torch.sigmoid(token_logit - self.memory_bias.float().view(per_head))
+        return out + self.joint_gate.float().view(per_head + (1,)) * (memory + share[..., None] * (v - memory))
 
     def joint_softmax(self, r: BlockResult, block_size: int) -> torch.Tensor:
         """One softmax per query over [memory slot m_i] + every token of its block (bidirectional)."""
