@@ -2,10 +2,14 @@
 
 A prompt is, in order (bracketed parts optional):
 
-    [<|previous|> previous page html] [<|note|> teacher note] <|question|> lang "\\n" question <|page|>
+    [<|previous|> previous page html] [<|note|> teacher note] <|question|> lang "\\n" question
+    ["\\ntopic: " slug] <|page|>
 
-and the model continues with the page html and `<|eos|>`. The question sits last so that it is the
-freshest context when the page starts.
+and the model continues with the page html and `<|eos|>`. The question and the topic sit last so that
+they are the freshest context when the page starts; the topic (the slug of the library page the
+router chose) comes after the question, so nothing a learner types can follow it. Text from outside
+(question, note, previous page) is encoded with special tokens split: typing `<|eos|>` gives the
+characters, never the control token.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ def build_prompt(
     lang: str = "en",
     previous_page: str | None = None,
     topic_note: str | None = None,
+    topic: str | None = None,
 ) -> list[int]:
     """Token ids of the prompt for one page request."""
     if lang not in LANGS:
@@ -42,7 +47,10 @@ def build_prompt(
         ids += _special(tok, PREVIOUS) + _encode(tok, previous_page.strip())
     if topic_note and topic_note.strip():
         ids += _special(tok, NOTE) + _encode(tok, " ".join(topic_note.split()))
-    ids += _special(tok, QUESTION) + _encode(tok, f"{lang}\n{question}") + _special(tok, PAGE)
+    if topic is not None and not TOPIC_SLUG.fullmatch(topic):
+        raise ValueError(f"topic {topic!r} is not a library slug")
+    text = f"{lang}\n{question}" + (f"\ntopic: {topic}" if topic else "")
+    ids += _special(tok, QUESTION) + _encode(tok, text) + _special(tok, PAGE)
     return ids
 
 
@@ -60,6 +68,7 @@ def check_fits(prompt_len: int, *, context: int, min_page_tokens: int) -> None:
         )
 
 
+TOPIC_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _DOC_START = re.compile(r"<!doctype html|<html", re.IGNORECASE)
 _DOC_END = re.compile(r"</html\s*>", re.IGNORECASE)
 
@@ -77,7 +86,8 @@ def extract_page(text: str) -> str:
 
 
 def _encode(tok: PreTrainedTokenizerFast, text: str) -> list[int]:
-    return tok.encode(text, add_special_tokens=False)
+    # split_special_tokens: "<|eos|>" inside text is text, not the control token.
+    return tok.encode(text, add_special_tokens=False, split_special_tokens=True)
 
 
 def _special(tok: PreTrainedTokenizerFast, token: str) -> list[int]:

@@ -60,6 +60,9 @@ class TrainConfig:
     context: int = 2560               # max_position_embeddings of the checkpoint
     previous_budget: int = 128        # tokens of a previous page kept in follow-up prompts
     followup_rate: float = 0.15       # share of examples that are follow-ups
+    # Examples per page that pair its topic with questions of other pages: the router picks the topic,
+    # so the page must follow the topic line whatever words the learner used.
+    foreign_questions: int = 4
     vocab_size: int = DEFAULT_VOCAB_SIZE
     save_every: int = 20
     seed: int = 0
@@ -143,9 +146,9 @@ def build_examples(tok, pages: list[CorpusPage], cfg: TrainConfig, log=print) ->
     for i, page in enumerate(pages):
         target = page_target(tok, page.html)
         prev = pages[(i + 1) % len(pages)]
-        for lang, question in page.questions:
+        for lang, question in page.questions + _foreign_questions(pages, i, cfg.foreign_questions):
             for bucket, previous in ((direct, None), (followups, _head(tok, prev.html, cfg.previous_budget))):
-                prompt = build_prompt(tok, question=question, lang=lang, previous_page=previous)
+                prompt = build_prompt(tok, question=question, lang=lang, previous_page=previous, topic=page.slug)
                 if len(prompt) + len(target) > cfg.context:
                     too_long[page.slug] = max(too_long.get(page.slug, 0), len(prompt) + len(target))
                     continue
@@ -156,6 +159,13 @@ def build_examples(tok, pages: list[CorpusPage], cfg: TrainConfig, log=print) ->
     if not direct:
         raise ValueError(f"no page fits the training context of {cfg.context} tokens: raise the context")
     return direct, followups
+
+
+def _foreign_questions(pages: list[CorpusPage], i: int, count: int) -> tuple[tuple[str, str], ...]:
+    """`count` questions of other pages, the same ones on every run (a page's neighbours at a stride)."""
+    others = [pages[(i + k * 7 + 1) % len(pages)] for k in range(len(pages))]
+    picked = [q for page in others if page is not pages[i] for q in page.questions[:1]]
+    return tuple(picked[:count])
 
 
 def _head(tok, html: str, budget: int) -> str:
@@ -229,13 +239,14 @@ def make_model(tok, cfg: TrainConfig):
 
 def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[CorpusPage] | None = None,
           stop_after: int | None = None, progress: bool = True, log=print, extend_to: int | None = None,
-          init_from: Path | None = None) -> dict:
+          init_from: Path | None = None, all_pages: bool = False) -> dict:
     """Train (or resume) into `out`; returns a summary with every step's loss.
 
     A resumed run keeps the saved config; `extend_to` raises its step count (the cosine tail is then
     stretched over the new total, so the run no longer matches a fresh one of that length).
     `init_from`: a checkpoint folder to start a new run from (its weights, tokenizer and pages, a fresh
-    optimizer and schedule); ignored when resuming a run that has saved state.
+    optimizer and schedule); ignored when resuming a run that has saved state. `all_pages`: with
+    `init_from`, train on the whole corpus as it stands instead of the checkpoint's pages.
     """
     from tqdm import tqdm
 
@@ -250,7 +261,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
         log(f"resuming from step {state['step']} of {cfg.steps} in {out}")
     if state is not None:
         init_from = None
-    init_pages = _checkpoint_pages(init_from) if init_from is not None else None
+    init_pages = _checkpoint_pages(init_from) if init_from is not None and not all_pages else None
     pages = pages if pages is not None else load_corpus()
     keep = state.get("pages") if state is not None else init_pages
     if keep:
@@ -405,6 +416,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="continue from the state saved in --out (with --steps: train on to that step)")
     parser.add_argument("--init-from", type=Path,
                         help="start a new run from this checkpoint's weights, tokenizer and pages")
+    parser.add_argument("--all-pages", action="store_true",
+                        help="with --init-from: train on every corpus page, not only the checkpoint's")
+    parser.add_argument("--foreign-questions", type=int,
+                        help="examples per page that pair its topic with other pages' questions")
     parser.add_argument("--export", type=Path, help="after training, write a copy without optimizer state here")
     parser.add_argument("--threads", type=int, default=default_threads(),
                         help="torch threads (default: the cores not already busy, at least 1)")
@@ -418,11 +433,13 @@ def main(argv: list[str] | None = None) -> None:
                                    "suffix_mask_rate": args.suffix_mask_rate, "head_rate": args.head_rate,
                                    "head_tokens": args.head_tokens, "causal_history_rate": args.causal_history_rate,
                                    "draft_mask_rate": args.draft_mask_rate,
+                                   "foreign_questions": args.foreign_questions,
                                    "head_block_weights": tuple(args.head_block_weights)
                                    if args.head_block_weights else None}.items() if v is not None}
     cfg = replace(PRESETS[args.preset], **overrides)
     summary = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
-                    extend_to=args.steps if args.resume else None, init_from=args.init_from)
+                    extend_to=args.steps if args.resume else None, init_from=args.init_from,
+                    all_pages=args.all_pages)
     print(f"trained to step {summary['step']} in {summary['seconds']:.0f}s; "
           f"last loss {_mean(summary['losses'][-50:]):.4f}; checkpoint in {args.out}")
     if args.export:

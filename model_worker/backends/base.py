@@ -12,6 +12,7 @@ class PageRequest:
     lang: str = "en"  # "en" | "zh"
     previous_page: str | None = None  # follow-up: the page being revised
     topic_note: str | None = None  # a teacher's note to the model
+    topic: str | None = None  # slug of the library page the router chose; the page to write
 
 
 class PageSink(Protocol):

@@ -93,7 +93,8 @@ class CloverBackend:
 
     def prompt_ids(self, request: PageRequest) -> list[int]:
         ids = build_prompt(self.tok, question=request.question, lang=request.lang,
-                           previous_page=request.previous_page, topic_note=request.topic_note)
+                           previous_page=request.previous_page, topic_note=request.topic_note,
+                           topic=request.topic)
         check_fits(len(ids), context=self.context, min_page_tokens=min(MIN_PAGE_TOKENS, self.context // 4))
         return ids
 

@@ -74,8 +74,9 @@ def test_examples_mask_only_the_page_and_cover_both_languages_and_follow_ups(tmp
     from model_worker.tokenizer import special_ids, train_tokenizer
 
     tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
-    direct, followups = build_examples(tok, PAGES, PRESETS["tiny"])
-    assert len(direct) == len(followups) == sum(len(p.questions) for p in PAGES)
+    cfg = replace(PRESETS["tiny"], foreign_questions=1)
+    direct, followups = build_examples(tok, PAGES, cfg)
+    assert len(direct) == len(followups) == sum(len(p.questions) + 1 for p in PAGES)
     ids = special_ids(tok)
     assert all(e.ids[e.prompt_len - 1] == ids["page"] and e.ids[-1] == ids["eos"] for e in direct)
     assert all(e.ids[0] == ids["previous"] for e in followups)
@@ -84,13 +85,29 @@ def test_examples_mask_only_the_page_and_cover_both_languages_and_follow_ups(tmp
     assert not maskable[0, len(direct[0].ids) :].any()
 
 
+def test_every_example_names_its_page_as_the_topic_even_under_another_pages_question():
+    from model_worker.tokenizer import train_tokenizer
+
+    tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
+    direct, _ = build_examples(tok, PAGES, replace(PRESETS["tiny"], foreign_questions=2))
+    for page in PAGES:
+        target = tok.encode(page.html.strip(), add_special_tokens=False)
+        prompts = [tok.decode(e.ids[: e.prompt_len]) for e in direct if e.ids[e.prompt_len:-1] == target]
+        assert len(prompts) == len(page.questions) + 2
+        assert all(prompt.endswith(f"topic: {page.slug}<|page|>") for prompt in prompts)
+        own = {q for _, q in page.questions}
+        foreign = [p for p in prompts if not any(q in p for q in own)]
+        assert len(foreign) == 2
+
+
 def test_a_page_longer_than_the_context_is_left_out_with_a_warning_and_none_fitting_is_an_error():
     from model_worker.tokenizer import train_tokenizer
 
     tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
     long_page = CorpusPage(slug="long-one", html=PAGES[0].html * 30, questions=(("en", "Long?"),))
     warnings = []
-    direct, _ = build_examples(tok, [*PAGES, long_page], PRESETS["tiny"], log=warnings.append)
+    direct, _ = build_examples(tok, [*PAGES, long_page], replace(PRESETS["tiny"], foreign_questions=0),
+                               log=warnings.append)
     assert len(direct) == sum(len(p.questions) for p in PAGES)
     assert len(warnings) == 1 and "long-one" in warnings[0] and "512" in warnings[0]
     with pytest.raises(ValueError, match="context of 16 tokens"):
