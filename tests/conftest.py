@@ -160,7 +160,7 @@ def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory):
     with django_db_blocker.unblock():
         env = child_env()
     try:
-        children.start("gpu", [celery, "-A", "model_worker.celery_app", *common, "-Q", "gpu", "-c", "1",
+        children.start("gpu", [celery, "-A", "model_worker.worker.celery_app", *common, "-Q", "gpu", "-c", "1",
                                "-n", "gpu@%h"], env, _celery_ready)
         children.start("qa", [celery, "-A", "explainer", *common, "-Q", "qa", "-c", "2", "-n", "qa@%h"],
                        env, _celery_ready)

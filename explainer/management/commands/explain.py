@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from model_worker.config import engine_settings, load_backend
-from model_worker.tasks import run_page
+from model_worker.worker.tasks import run_page
 
 STAT_KEYS = ("tokens", "seconds", "tokens_per_s", "forwards", "tokens_per_forward", "forwards_per_s", "first_block_s")
 

@@ -48,7 +48,7 @@ class Command(BaseCommand):
         env.setdefault("DJANGO_SETTINGS_MODULE", os.environ.get("DJANGO_SETTINGS_MODULE", "explainer.settings.dev"))
         celery = [sys.executable, "-m", "celery"]
         gpu_env = {k: v for k, v in env.items() if k != "DJANGO_SETTINGS_MODULE"}  # the GPU worker has no Django
-        self._start("gpu worker", [*celery, "-A", "model_worker.celery_app", "worker", "-Q", "gpu", "-c", "1",
+        self._start("gpu worker", [*celery, "-A", "model_worker.worker.celery_app", "worker", "-Q", "gpu", "-c", "1",
                                    "-n", "gpu@%h", "-l", "info", "--without-gossip", "--without-mingle"], gpu_env)
         self._start("qa worker", [*celery, "-A", "explainer", "worker", "-Q", "qa", "-c", "2",
                                   "-n", "qa@%h", "-l", "info", "--without-gossip", "--without-mingle"], env)

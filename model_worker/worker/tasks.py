@@ -12,8 +12,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from model_worker import events
 from model_worker.backends.base import PageBackend, PageRequest
-from model_worker.celery_app import REDIS_URL, app
 from model_worker.config import engine_settings, load_backend
+from model_worker.worker.celery_app import REDIS_URL, app
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from model_worker import events, tasks
+from model_worker import events
 from model_worker.backends.base import PageRequest, PageResult
+from model_worker.worker import tasks
 from tests.support.denoiser import DeterministicDenoiser, page_for
 from tests.support.net import ROOT, TEST_BACKEND
 
@@ -110,7 +111,7 @@ def test_a_missing_checkpoint_is_reported_and_the_worker_keeps_going(redis_db, m
 
 def test_the_gpu_worker_modules_load_without_django_or_the_web_app():
     code = (
-        "import sys, model_worker.tasks, model_worker.celery_app as c; c.app.loader.init_worker();"
+        "import sys, model_worker.worker.tasks, model_worker.worker.celery_app as c; c.app.loader.init_worker();"
         "print(sorted(m for m in sys.modules if m.startswith(('explainer', 'django.conf', 'django.db', 'django.apps'))))"
     )
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "explainer.settings.dev"}

@@ -1,4 +1,4 @@
-"""Celery app of the GPU worker (`celery -A model_worker.celery_app worker -Q gpu`); never imports Django."""
+"""Celery app of the GPU worker (`celery -A model_worker.worker.celery_app worker -Q gpu`); never imports Django."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from celery import Celery
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 # No fix-ups: Celery's Django fix-up would set Django up whenever DJANGO_SETTINGS_MODULE is exported.
-app = Celery("model_worker", broker=REDIS_URL, include=["model_worker.tasks"], fixups=[])
+app = Celery("model_worker", broker=REDIS_URL, include=["model_worker.worker.tasks"], fixups=[])
 app.conf.update(
     task_routes={"model_worker.*": {"queue": "gpu"}, "explainer.*": {"queue": "qa"}},
     task_default_queue="gpu",
