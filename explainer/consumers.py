@@ -22,6 +22,7 @@ from explainer.services.generation import (
 )
 from explainer.services.review import class_group, thread_group
 from model_worker import events
+from model_worker.backends.base import PageOutcome
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +225,5 @@ _generation_for_session = database_sync_to_async(generation_for_session)
 
 @database_sync_to_async
 def _generation_lost(generation_id: str) -> None:
-    generation_finish(generation_id=generation_id, outcome={
-        "status": "failed", "error_code": "worker_lost",
-        "error_message": "The model worker stopped while writing this page. Please try again.",
-    })
+    generation_finish(generation_id=generation_id, outcome=PageOutcome.failed(
+        "worker_lost", "The model worker stopped while writing this page. Please try again."))

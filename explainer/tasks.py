@@ -7,6 +7,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from explainer.services.generation import generation_finish
+from model_worker.backends.base import PageOutcome
 
 
 @shared_task(
@@ -19,4 +20,4 @@ from explainer.services.generation import generation_finish
     time_limit=90,
 )
 def finish_generation(generation_id: str, outcome: dict) -> str:
-    return generation_finish(generation_id=generation_id, outcome=outcome).status
+    return generation_finish(generation_id=generation_id, outcome=PageOutcome.from_dict(outcome)).status

@@ -18,9 +18,8 @@ import re
 
 from transformers import PreTrainedTokenizerFast
 
+from model_worker.backends.base import LANGS
 from model_worker.tokenizer import EOS, NOTE, PAGE, PREVIOUS, QUESTION
-
-LANGS = ("en", "zh")
 
 
 class PromptTooLong(ValueError):

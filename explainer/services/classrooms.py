@@ -7,8 +7,7 @@ from django.db import IntegrityError, transaction
 
 from explainer.models import Classroom, Learner, Thread, Topic
 from explainer.models.classroom import JOIN_CODE_ALPHABET, new_join_code
-
-SUPPORTED_LANGUAGES = ("en", "zh")
+from model_worker.backends.base import LANGS as SUPPORTED_LANGUAGES
 
 
 def _clean_languages(languages) -> list[str]:

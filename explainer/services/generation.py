@@ -21,10 +21,9 @@ from explainer.selectors.review import featured_page_for
 from explainer.services import moderation
 from explainer.services.streams import event_append, redis_client
 from model_worker import events
+from model_worker.backends.base import LANGS, PageOutcome, PageRequest
 
 log = logging.getLogger(__name__)
-
-LANGS = ("en", "zh")
 
 
 class GenerationRejected(Exception):
@@ -86,17 +85,17 @@ def generation_create(
             return generation
         previous = thread_latest_page(thread=thread)
         topic_note = verdict.topic_note or (thread.topic.note_to_model if thread.topic else None)
-        request = {
-            "question": question,
-            "lang": lang,
-            "previous_page": previous.html if previous else None,
-            "topic_note": topic_note or None,
-        }
+        request = PageRequest(
+            question=question,
+            lang=lang,
+            previous_page=previous.html if previous else None,
+            topic_note=topic_note or None,
+        )
         transaction.on_commit(lambda: _enqueue(generation, request))
     return generation
 
 
-def _enqueue(generation: Generation, request: dict) -> None:
+def _enqueue(generation: Generation, request: PageRequest) -> None:
     from explainer.celery import app
 
     try:
@@ -104,7 +103,7 @@ def _enqueue(generation: Generation, request: dict) -> None:
         event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=position)
         app.send_task(
             "model_worker.generate_page",
-            args=[str(generation.pk), request],
+            args=[str(generation.pk), request.to_dict()],
             kwargs={"stream_maxlen": settings.GENERATION_STREAM_MAXLEN,
                     "stream_ttl_s": settings.GENERATION_STREAM_TTL_S},
             queue="gpu",
@@ -141,7 +140,7 @@ def _announce_done(generation: Generation, page: PageVersion) -> None:
     )
 
 
-def generation_finish(*, generation_id, outcome: dict) -> Generation:
+def generation_finish(*, generation_id, outcome: PageOutcome) -> Generation:
     """Record how a generation ended (once); a finished page becomes the thread's next version."""
     from explainer.celery import app
 
@@ -149,15 +148,15 @@ def generation_finish(*, generation_id, outcome: dict) -> Generation:
         generation = Generation.objects.select_for_update().select_related("thread").get(pk=generation_id)
         if generation.is_finished:
             return generation
-        status = outcome.get("status")
-        generation.stats = outcome.get("stats") or {}
+        status = outcome.status
+        generation.stats = outcome.stats
         generation.finished_at = timezone.now()
-        if status == "done" and (outcome.get("html") or "").strip():
+        if status == "done" and outcome.html.strip():
             generation.status = Generation.Status.DONE
             generation.save()
             latest = generation.thread.pages.aggregate(n=Max("version"))["n"] or 0
             page = PageVersion.objects.create(
-                thread=generation.thread, generation=generation, version=latest + 1, html=outcome["html"]
+                thread=generation.thread, generation=generation, version=latest + 1, html=outcome.html
             )
             # Output moderation: a page with a blocked term is hidden at once, a flagged one queued for the teacher.
             moderation.page_screen(page=page)
@@ -173,8 +172,8 @@ def generation_finish(*, generation_id, outcome: dict) -> Generation:
             generation.error_code, generation.error_message = "cancelled", "Stopped before the page was finished."
         else:
             generation.status = Generation.Status.FAILED
-            generation.error_code = (outcome.get("error_code") or "generation_failed")[:40]
-            generation.error_message = outcome.get("error_message") or "The page could not be written."
+            generation.error_code = (outcome.error_code or "generation_failed")[:40]
+            generation.error_message = outcome.error_message or "The page could not be written."
         generation.save()
         code, message = generation.error_code, generation.error_message
         transaction.on_commit(lambda: event_append(generation_id=generation.pk, type="error", code=code,

@@ -2,23 +2,38 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Protocol
+
+LANGS = ("en", "zh")  # the languages a page is written in
+OUTCOME_STATUSES = ("done", "failed", "cancelled")
 
 
 @dataclass(frozen=True)
 class PageRequest:
     question: str
-    lang: str = "en"  # "en" | "zh"
+    lang: str = "en"  # one of LANGS
     previous_page: str | None = None  # follow-up: the page being revised
     topic_note: str | None = None  # a teacher's note to the model
     topic: str | None = None  # slug of the library page the router chose; the page to write
+
+    def __post_init__(self):
+        if self.lang not in LANGS:
+            raise ValueError(f"unknown language {self.lang!r}: expected one of {', '.join(LANGS)}")
+
+    def to_dict(self) -> dict:
+        """The JSON-able form the Celery task carries."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PageRequest:
+        return cls(**_known(cls, data, "page request"))
 
 
 class PageSink(Protocol):
     def on_draft(self, block: int, pieces: list[str | None]) -> None: ...  # None = still masked
 
-    def on_commit(self, block: int, text: str) -> None: ...  # one finished block
+    def on_commit(self, block: int, text: str, tokens: int) -> None: ...  # one finished block of `tokens` tokens
 
     def should_stop(self) -> bool: ...  # checked once per block
 
@@ -33,3 +48,41 @@ class PageResult:
 
 class PageBackend(Protocol):
     def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult: ...
+
+
+@dataclass(frozen=True)
+class PageOutcome:
+    """How one generation ended, as the worker hands it to the web tier (`explainer.finish_generation`)."""
+
+    status: str  # one of OUTCOME_STATUSES
+    html: str = ""  # the page, when done
+    stats: dict = field(default_factory=dict)
+    error_code: str | None = None  # when failed: a short machine-readable reason
+    error_message: str | None = None  # when failed: what to tell the learner
+
+    def __post_init__(self):
+        if self.status not in OUTCOME_STATUSES:
+            raise ValueError(f"unknown outcome status {self.status!r}: expected one of {', '.join(OUTCOME_STATUSES)}")
+
+    @classmethod
+    def failed(cls, code: str, message: str, stats: dict | None = None) -> PageOutcome:
+        return cls(status="failed", error_code=code, error_message=message, stats=stats or {})
+
+    def to_dict(self) -> dict:
+        """The JSON-able form the Celery message carries; unset fields are left out."""
+        return {k: v for k, v in asdict(self).items() if v not in (None, "")}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PageOutcome:
+        data = _known(cls, data, "page outcome")
+        return cls(**{**data, "html": data.get("html") or "", "stats": data.get("stats") or {}})
+
+
+def _known(cls, data: dict, what: str) -> dict:
+    """`data` if every key is a field of `cls`, else a ValueError naming the strangers."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a {what} must be a JSON object, got {type(data).__name__}")
+    unknown = set(data) - {f.name for f in fields(cls)}
+    if unknown:
+        raise ValueError(f"a {what} has no field(s) {', '.join(sorted(unknown))}")
+    return data

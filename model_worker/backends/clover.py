@@ -23,7 +23,7 @@ DECODING = {
     "ar": dict(block_size=1, rule="threshold", threshold=0.9),
 }
 MIN_PAGE_TOKENS = 256
-DRAFT_MIN_INTERVAL_S = 0.05  # at most ~20 drafts a second: a screen needs no more
+DRAFT_MIN_INTERVAL_S = 0.05  # at most ~20 drafts a second: a screen needs no more (the one throttle)
 
 
 class CheckpointFolderError(FileNotFoundError):
@@ -136,7 +136,7 @@ class _TextStream:
         self.tokens.extend(tokens)
         text = self.tok.decode(self.tokens, skip_special_tokens=True)
         ready = len(text.rstrip("\ufffd"))
-        self.sink.on_commit(block, text[self.sent : ready])
+        self.sink.on_commit(block, text[self.sent : ready], len(tokens))
         self.sent = ready
         self.last_draft = float("-inf")
 

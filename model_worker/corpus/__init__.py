@@ -9,9 +9,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from model_worker.backends.base import LANGS
+
 CORPUS_DIR = Path(__file__).resolve().parent
 SUBJECTS = ("biology", "astronomy", "physics", "chemistry", "earth-science")
-LANGS = ("en", "zh")
 _FIELDS = {"slug", "file", "title", "lang", "subject", "tags", "questions_en", "questions_zh"}
 
 

@@ -11,16 +11,15 @@ import redis
 from celery.exceptions import SoftTimeLimitExceeded
 
 from model_worker import events
-from model_worker.backends.base import PageBackend, PageRequest
+from model_worker.backends.base import PageBackend, PageOutcome, PageRequest
 from model_worker.config import engine_settings, load_backend
 from model_worker.worker.celery_app import REDIS_URL, app
+from model_worker.worker.run import run_page
 
 log = logging.getLogger(__name__)
 
 SOFT_TIME_LIMIT_S = int(os.environ.get("GENERATION_SOFT_LIMIT_S", "600"))
 HARD_TIME_LIMIT_S = SOFT_TIME_LIMIT_S + 30
-# Drafts arrive once per denoising step; a screen needs far fewer. Commits always go out.
-DRAFT_MIN_INTERVAL_S = 0.04
 
 
 @cache
@@ -37,29 +36,22 @@ def backend() -> PageBackend:
 
 
 class StreamSink:
-    """A `PageSink` that appends `draft`, `commit` and `stats` events to the generation's stream."""
+    """A `PageSink` that appends `draft`, `commit` and `stats` events to the generation's stream.
+
+    Drafts are written as the backend sends them (it thins them to what a screen needs)."""
 
     def __init__(self, r, generation_id: str, *, maxlen: int = events.DEFAULT_MAXLEN,
                  ttl_s: int = events.DEFAULT_TTL_S, clock=time.monotonic):
         self.r, self.generation_id, self.clock = r, generation_id, clock
         self.limits = {"maxlen": maxlen, "ttl_s": ttl_s}
         self.started = clock()
-        self.last_draft = float("-inf")
-        self.block_tokens = 0  # resolved positions of the current block, from its latest draft
         self.tokens = 0
 
     def on_draft(self, block: int, pieces: list[str | None]) -> None:
-        self.block_tokens = sum(piece is not None for piece in pieces)
-        now = self.clock()
-        if now - self.last_draft < DRAFT_MIN_INTERVAL_S:
-            return
-        self.last_draft = now
         events.append(self.r, self.generation_id, "draft", block=block, pieces=pieces, **self.limits)
 
-    def on_commit(self, block: int, text: str) -> None:
-        self.tokens += self.block_tokens
-        self.block_tokens = 0
-        self.last_draft = float("-inf")  # the next block's first draft shows at once
+    def on_commit(self, block: int, text: str, tokens: int) -> None:
+        self.tokens += tokens
         seconds = self.clock() - self.started
         events.append(self.r, self.generation_id, "commit", block=block, text=text, **self.limits)
         events.append(self.r, self.generation_id, "stats", blocks=block + 1, tokens=self.tokens,
@@ -69,21 +61,6 @@ class StreamSink:
     def should_stop(self) -> bool:
         events.heartbeat(self.r, self.generation_id)
         return events.stop_due(events.flags(self.r, self.generation_id))
-
-
-def run_page(page_backend: PageBackend, request: dict, sink) -> dict:
-    """Generate one page and describe how it ended, as `explainer.finish_generation` expects."""
-    try:
-        result = page_backend.generate_page(PageRequest(**request), sink)
-    except SoftTimeLimitExceeded:
-        return {"status": "failed", "error_code": "timeout",
-                "error_message": f"The page took longer than {SOFT_TIME_LIMIT_S} s to write."}
-    if result.stopped:
-        return {"status": "cancelled", "stats": result.stats}
-    if not result.html.strip():
-        return {"status": "failed", "error_code": "empty_page", "error_message": "The model wrote an empty page.",
-                "stats": result.stats}
-    return {"status": "done", "html": result.html, "stats": result.stats}
 
 
 # Routed to queue `gpu` by task_routes (queue= on the task is deprecated in Celery 5).
@@ -108,29 +85,33 @@ def generate_page(self, generation_id: str, request: dict, stream_maxlen: int = 
     try:
         sink = StreamSink(r, generation_id, maxlen=stream_maxlen, ttl_s=stream_ttl_s)
         if sink.should_stop():
-            outcome = {"status": "cancelled", "stats": {}}
+            outcome = PageOutcome(status="cancelled")
         else:
             outcome = _outcome_or_error(generation_id, request, sink)
     except BaseException:
         events.release(r, generation_id)  # a retry, or a redelivery after a crash, may take it again
         raise
-    app.send_task("explainer.finish_generation", args=[generation_id, outcome], queue="qa")
+    app.send_task("explainer.finish_generation", args=[generation_id, outcome.to_dict()], queue="qa")
     events.mark_finished(r, generation_id, stream_ttl_s)
-    return outcome["status"]
+    return outcome.status
 
 
-def _outcome_or_error(generation_id: str, request: dict, sink: StreamSink) -> dict:
+def _outcome_or_error(generation_id: str, request: dict, sink: StreamSink) -> PageOutcome:
+    try:
+        page_request = PageRequest.from_dict(request)
+    except (TypeError, ValueError) as exc:
+        return PageOutcome.failed("bad_request", f"The request could not be read: {exc}")
     try:
         page_backend = backend()
     except Exception as exc:  # a missing checkpoint or a bad MODEL_BACKEND: say so, keep the worker up
         log.exception("page backend failed to load")
-        return {"status": "failed", "error_code": "model_unavailable",
-                "error_message": f"The model could not be loaded: {exc}"}
+        return PageOutcome.failed("model_unavailable", f"The model could not be loaded: {exc}")
     try:
-        return run_page(page_backend, request, sink)
+        return run_page(page_backend, page_request, sink)
+    except SoftTimeLimitExceeded:
+        return PageOutcome.failed("timeout", f"The page took longer than {SOFT_TIME_LIMIT_S} s to write.")
     except redis.ConnectionError:
         raise
     except Exception as exc:
         log.exception("generation %s failed", generation_id)
-        return {"status": "failed", "error_code": "generation_failed",
-                "error_message": f"The model stopped with an error: {exc}"}
+        return PageOutcome.failed("generation_failed", f"The model stopped with an error: {exc}")

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion, Thread
 from explainer.services.generation import GenerationRejected, generation_create, generation_finish
 from model_worker import events
+from model_worker.backends.base import PageOutcome
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -33,7 +34,7 @@ def ask(django_capture_on_commit_callbacks, **kwargs) -> Generation:
 
 def finish(django_capture_on_commit_callbacks, generation, **outcome):
     with django_capture_on_commit_callbacks(execute=True):
-        return generation_finish(generation_id=generation.pk, outcome=outcome)
+        return generation_finish(generation_id=generation.pk, outcome=PageOutcome(**outcome))
 
 
 def test_asking_creates_a_thread_and_a_queued_generation_and_enqueues_the_gpu_task(
@@ -45,7 +46,8 @@ def test_asking_creates_a_thread_and_a_queued_generation_and_enqueues_the_gpu_ta
     assert generation.thread.session_key == "s1"
     [(task_generation, request)] = gpu_tasks(redis_db)
     assert task_generation == str(generation.pk)
-    assert request == {"question": "Why is the sky blue?", "lang": "en", "previous_page": None, "topic_note": None}
+    assert request == {"question": "Why is the sky blue?", "lang": "en", "previous_page": None, "topic_note": None,
+                       "topic": None}
     [queued] = events.decode(events.since(redis_db, str(generation.pk)))
     assert (queued["type"], queued["id"], queued["thread"]) == ("queued", 1, str(generation.thread_id))
 

@@ -38,13 +38,14 @@ def backend(checkpoint):
 
 class Recorder:
     def __init__(self, stop_after_commits=None):
-        self.drafts, self.commits, self.stop_after = [], [], stop_after_commits
+        self.drafts, self.commits, self.tokens, self.stop_after = [], [], [], stop_after_commits
 
     def on_draft(self, block, pieces):
         self.drafts.append((block, pieces))
 
-    def on_commit(self, block, text):
+    def on_commit(self, block, text, tokens):
         self.commits.append((block, text))
+        self.tokens.append(tokens)
 
     def should_stop(self):
         return self.stop_after is not None and len(self.commits) >= self.stop_after
@@ -59,6 +60,7 @@ def test_a_page_streams_drafts_and_one_commit_per_block_then_returns_html_and_fi
     blocks = [b for b, _ in sink.commits]
     assert blocks == sorted(set(blocks)) and blocks[0] == 0
     assert result.stats["tokens"] > 0 and result.stats["forwards"] >= result.stats["tokens"] / 8
+    assert sum(sink.tokens) == result.stats["tokens"]  # each commit says how many tokens it finished
     for key in ("tokens", "forwards", "tokens_per_forward", "forwards_per_s", "tokens_per_s", "first_block_s", "seconds"):
         assert key in result.stats
     assert result.html.strip() in "".join(t for _, t in sink.commits) or result.html.strip() == ""

@@ -75,7 +75,7 @@ class DeterministicDenoiser:
                 sink.on_draft(block, list(draft))
             text = "".join(target)
             written.append(text)
-            sink.on_commit(block, text)
+            sink.on_commit(block, text, len(target))
             if first_block_s is None:
                 first_block_s = time.monotonic() - started
         return PageResult(html=page, stats=self._stats(written, forwards, started, first_block_s))

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from model_worker.backends.base import LANGS, PageRequest
 from model_worker.config import engine_settings, load_backend
-from model_worker.worker.tasks import run_page
+from model_worker.worker.run import run_page
 
 STAT_KEYS = ("tokens", "seconds", "tokens_per_s", "forwards", "tokens_per_forward", "forwards_per_s", "first_block_s")
 
@@ -22,7 +23,7 @@ class ProgressSink:
     def on_draft(self, block: int, pieces: list[str | None]) -> None:
         pass
 
-    def on_commit(self, block: int, text: str) -> None:
+    def on_commit(self, block: int, text: str, tokens: int) -> None:
         self.stream.write(f"\rblock {block + 1} written", ending="")
         self.stream.flush()
 
@@ -35,7 +36,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("question")
-        parser.add_argument("--lang", choices=["en", "zh"], default="en")
+        parser.add_argument("--lang", choices=LANGS, default="en")
         parser.add_argument("-o", "--output", required=True, help="where to write the page's html")
         parser.add_argument("--previous", help="a page to revise: the question becomes a follow-up")
         parser.add_argument("--no-check", action="store_true", help="skip the render check")
@@ -53,16 +54,16 @@ class Command(BaseCommand):
             backend = load_backend(settings)
         except Exception as exc:
             raise CommandError(f"the model could not be loaded from {settings.model_path}: {exc}") from exc
-        request = {"question": question, "lang": lang, "previous_page": previous_page, "topic_note": None}
+        request = PageRequest(question=question, lang=lang, previous_page=previous_page)
         outcome = run_page(backend, request, ProgressSink(self.stderr))
         self.stderr.write("")
-        if outcome["status"] != "done":
-            raise CommandError(f"no page: {outcome.get('error_message') or outcome['status']}")
+        if outcome.status != "done":
+            raise CommandError(f"no page: {outcome.error_message or outcome.status}")
         path = Path(output)
-        path.write_text(outcome["html"], encoding="utf-8")
-        stats = {key: outcome["stats"].get(key) for key in STAT_KEYS}
+        path.write_text(outcome.html, encoding="utf-8")
+        stats = {key: outcome.stats.get(key) for key in STAT_KEYS}
         stats["output"] = str(path)
-        stats["render_check"] = None if no_check else _render_check(outcome["html"])
+        stats["render_check"] = None if no_check else _render_check(outcome.html)
         self.stdout.write(json.dumps(stats, ensure_ascii=False, indent=2))
 
 

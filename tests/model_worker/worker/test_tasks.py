@@ -10,6 +10,7 @@ import pytest
 from model_worker import events
 from model_worker.backends.base import PageRequest, PageResult
 from model_worker.worker import tasks
+from model_worker.worker.run import run_page
 from tests.support.denoiser import DeterministicDenoiser, page_for
 from tests.support.net import ROOT, TEST_BACKEND
 
@@ -21,7 +22,7 @@ class ListSink:
     def on_draft(self, block, pieces):
         self.drafts.append((block, pieces))
 
-    def on_commit(self, block, text):
+    def on_commit(self, block, text, tokens):
         self.commits.append((block, text))
 
     def should_stop(self):
@@ -45,15 +46,15 @@ def handoffs(monkeypatch) -> list[tuple]:
 
 
 def test_a_finished_page_is_described_as_done_with_its_html_and_stats():
-    outcome = tasks.run_page(DeterministicDenoiser(), {"question": "Why is grass green?"}, ListSink())
-    assert outcome["status"] == "done"
-    assert outcome["html"] == page_for(PageRequest(question="Why is grass green?"))
-    assert outcome["stats"]["tokens"] > 0
+    outcome = run_page(DeterministicDenoiser(), PageRequest(question="Why is grass green?"), ListSink())
+    assert outcome.status == "done"
+    assert outcome.html == page_for(PageRequest(question="Why is grass green?"))
+    assert outcome.stats["tokens"] > 0
 
 
 def test_a_page_stopped_early_is_described_as_cancelled():
-    outcome = tasks.run_page(DeterministicDenoiser(), {"question": "Why?"}, ListSink(stop_after_blocks=2))
-    assert outcome["status"] == "cancelled"
+    outcome = run_page(DeterministicDenoiser(), PageRequest(question="Why?"), ListSink(stop_after_blocks=2))
+    assert outcome.status == "cancelled"
 
 
 def test_an_empty_page_is_a_failure_not_a_version():
@@ -61,20 +62,25 @@ def test_an_empty_page_is_a_failure_not_a_version():
         def generate_page(self, request, sink):
             return PageResult(html="  \n", stats={})
 
-    assert tasks.run_page(Empty(), {"question": "Why?"}, ListSink())["error_code"] == "empty_page"
+    assert run_page(Empty(), PageRequest(question="Why?"), ListSink()).error_code == "empty_page"
 
 
-def test_the_stream_sink_thins_out_drafts_but_keeps_every_commit_and_counts_tokens(redis_db):
-    clock = iter(i * 0.001 for i in range(10_000))  # 1 ms apart: far quicker than a screen needs
+def test_the_stream_sink_writes_each_commit_with_the_exact_token_count_so_far(redis_db):
+    clock = iter(i * 0.5 for i in range(100))
     sink = tasks.StreamSink(redis_db, "g", clock=lambda: next(clock))
-    for step in range(10):
-        sink.on_draft(0, ["a"] * step + [None] * (10 - step))
-    sink.on_draft(0, ["a"] * 10)
-    sink.on_commit(0, "a" * 10)
+    sink.on_draft(0, ["a", None, None])
+    sink.on_commit(0, "abc", 3)
+    sink.on_commit(1, "de", 2)
     sent = events.decode(events.since(redis_db, "g"))
-    assert [e["type"] for e in sent].count("draft") < 5
-    assert [e["type"] for e in sent][-2:] == ["commit", "stats"]
-    assert sent[-1]["tokens"] == 10 and sent[-1]["blocks"] == 1
+    assert [e["type"] for e in sent] == ["draft", "commit", "stats", "commit", "stats"]
+    assert (sent[2]["tokens"], sent[2]["blocks"]) == (3, 1)
+    assert (sent[4]["tokens"], sent[4]["blocks"], sent[4]["tokens_per_s"]) == (5, 2, 5.0)
+
+
+def test_a_request_the_worker_cannot_read_is_reported_not_retried(redis_db, test_backend, handoffs):
+    assert tasks.generate_page("gen-4", {"question": "What is sound?", "lang": "fr"}) == "failed"
+    [(_, _, outcome, _)] = handoffs
+    assert outcome["error_code"] == "bad_request" and "fr" in outcome["error_message"]
 
 
 def test_the_task_streams_the_page_then_hands_the_outcome_to_the_qa_queue_once(redis_db, test_backend, handoffs):
