@@ -54,10 +54,10 @@ lint: venv
 	$(VENV)/bin/ruff check explainer model_worker tests
 
 bench: venv
-	$(PY) -m model_worker.bench
+	$(PY) -m model_worker.lab.bench
 
 train: venv
-	$(PY) -m model_worker.train
+	$(PY) -m model_worker.lab.train
 
 clean:
 	rm -rf var static/vendor/three

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from model_worker import bench
+from model_worker.lab import bench
 
 
 @pytest.fixture(scope="module")

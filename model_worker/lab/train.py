@@ -1,6 +1,6 @@
 """Train a Clover checkpoint on the page corpus with the block-diffusion objective.
 
-`python -m model_worker.train --preset demo --out model_worker/checkpoints/clover-demo`
+`python -m model_worker.lab.train --preset demo --out model_worker/checkpoints/clover-demo`
 
 Every step draws one block size from the trained set (1 included), so the same checkpoint decodes
 by block diffusion and autoregressively. Each step's randomness is derived from (seed, step) alone,
@@ -20,11 +20,10 @@ from pathlib import Path
 
 import torch
 
-from model_worker.config import default_threads
+from model_worker.config import REPO_ROOT, default_threads
 from model_worker.prompt import build_prompt, page_target
 from model_worker.tokenizer import DEFAULT_VOCAB_SIZE, kit_texts, load_tokenizer, special_ids, train_tokenizer
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS_DIR = REPO_ROOT / "model_worker" / "corpus"
 STATE_FILE = "train_state.pt"
 

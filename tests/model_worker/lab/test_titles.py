@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from model_worker import bench
 from model_worker.backends.clover import load_checkpoint
 from model_worker.config import DEFAULT_MODEL_PATH
 from model_worker.corpus import load_pages
-from model_worker.titles import title_choice
+from model_worker.lab import bench
+from model_worker.lab.titles import title_choice
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from model_worker import bench
 from model_worker.backends.clover import DECODING, load_checkpoint
 from model_worker.config import DEFAULT_MODEL_PATH
+from model_worker.lab import bench
+from model_worker.lab.slots import corpus_sequences, slot_confidence
 from model_worker.prompt import build_prompt
 from model_worker.sampler import SamplerConfig, generate
-from model_worker.slots import corpus_sequences, slot_confidence
 
 
 @pytest.fixture(scope="module")

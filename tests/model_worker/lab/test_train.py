@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from model_worker.train import PRESETS, CorpusPage, build_examples, collate, step_batch, train
+from model_worker.lab.train import PRESETS, CorpusPage, build_examples, collate, step_batch, train
 
 PAGES = [
     CorpusPage(
@@ -56,7 +56,7 @@ def test_every_trained_block_size_including_one_is_drawn():
 
 
 def test_causal_history_is_drawn_at_its_rate_never_at_block_size_one_and_the_run_trains(tmp_path):
-    from model_worker.train import causal_history_at
+    from model_worker.lab.train import causal_history_at
 
     cfg = replace(PRESETS["demo"], causal_history_rate=0.5)
     drawn = [causal_history_at(step, cfg, 32) for step in range(400)]
@@ -142,7 +142,7 @@ def test_starting_from_a_folder_without_a_checkpoint_names_the_folder(tmp_path):
 
 
 def test_suffix_masking_and_block_weights_are_run_settings_kept_for_resume(tmp_path, monkeypatch):
-    import model_worker.train as training
+    import model_worker.lab.train as training
 
     cfg = replace(PRESETS["tiny"], steps=2, save_every=2, block_weights=(1, 0, 3), suffix_mask_rate=0.5)
     train(cfg, tmp_path, pages=PAGES, progress=False, log=lambda _: None)
@@ -161,7 +161,7 @@ def test_suffix_masking_and_block_weights_are_run_settings_kept_for_resume(tmp_p
 
 
 def test_head_steps_train_on_the_prompt_and_only_the_opening_of_the_page():
-    from model_worker.train import Example
+    from model_worker.lab.train import Example
 
     cfg = replace(PRESETS["demo"], head_rate=0.5, head_tokens=4)
     example = Example(ids=list(range(100)), prompt_len=10)
@@ -174,7 +174,7 @@ def test_head_steps_train_on_the_prompt_and_only_the_opening_of_the_page():
 
 
 def test_head_steps_draw_their_own_block_sizes_and_page_steps_keep_theirs():
-    from model_worker.train import Example, _config_from_dict, _config_to_dict
+    from model_worker.lab.train import Example, _config_from_dict, _config_to_dict
 
     cfg = replace(PRESETS["demo"], head_rate=0.5, head_tokens=4, head_block_weights=(1, 0, 0, 0),
                   block_weights=(0, 0, 0, 1))

@@ -1,6 +1,6 @@
 """Benchmark one checkpoint decoded by block diffusion, by verified block drafts and at block size 1, in one run.
 
-`python -m model_worker.bench [--json] [--render] [--prompts N]`
+`python -m model_worker.lab.bench [--json] [--render] [--prompts N]`
 
 The prompt set is fixed: corpus topics asked in words the training questions do not use, in English
 and Chinese. Figures count generated tokens only (never prompt or padding).
@@ -24,8 +24,8 @@ import torch
 
 from model_worker.backends.clover import DECODING
 from model_worker.config import DEFAULT_MODEL_PATH, REPO_ROOT, resolve_device
+from model_worker.lab.slots import corpus_sequences, format_slots, slot_confidence, trained_pages
 from model_worker.sampler.config import FALLBACKS
-from model_worker.slots import corpus_sequences, format_slots, slot_confidence, trained_pages
 
 # (lang, question, corpus slug it should produce). New wording: none of these is a training question.
 PROMPTS: tuple[tuple[str, str, str], ...] = (
@@ -221,7 +221,7 @@ def forward_costs(path: Path, *, device: str = "auto", threads: int | None = Non
 
 def slots_report(path: Path, *, device: str = "auto", pages: int, block_size: int | None = None,
                  threshold: float | None = None, threads: int | None = None) -> dict:
-    """`model_worker.slots.slot_confidence` on the checkpoint's training pages, at the default decoding
+    """`model_worker.lab.slots.slot_confidence` on the checkpoint's training pages, at the default decoding
     where a setting is not given."""
     from model_worker.backends.clover import load_checkpoint
 
@@ -237,9 +237,9 @@ def slots_report(path: Path, *, device: str = "auto", pages: int, block_size: in
 
 
 def titles_report(path: Path, *, device: str = "auto", pages: int, threads: int | None = None) -> dict:
-    """`model_worker.titles.title_choice` on the checkpoint's training pages."""
+    """`model_worker.lab.titles.title_choice` on the checkpoint's training pages."""
     from model_worker.backends.clover import load_checkpoint
-    from model_worker.titles import title_choice
+    from model_worker.lab.titles import title_choice
 
     if pages < 1:
         raise ValueError(f"--titles needs at least 1 page, got {pages}")
@@ -347,10 +347,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="only time one forward of each kind decoding runs (best of 30) and count its operators")
     parser.add_argument("--titles", type=int, metavar="PAGES",
                         help="only measure, on PAGES corpus pages the checkpoint was trained on, whether the model "
-                             "prefers the asked page's title after its first training question (model_worker.titles)")
+                             "prefers the asked page's title after its first training question (model_worker.lab.titles)")
     parser.add_argument("--slots", type=int, metavar="PAGES",
                         help="only measure, per slot of a block, how often the first denoising step is right and "
-                             "sure on PAGES corpus pages the checkpoint was trained on (model_worker.slots)")
+                             "sure on PAGES corpus pages the checkpoint was trained on (model_worker.lab.slots)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
