@@ -1,16 +1,12 @@
-"""Byte-level BPE tokenizer for generated pages, trained on the exemplar corpus and the runtime kit."""
+"""Byte-level BPE tokenizer for generated pages (trained by `model_worker.lab.tokenizer`)."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-KIT_DIR = REPO_ROOT / "static" / "kit"
 
 PAD = "<|pad|>"
 MASK = "<|mask|>"
@@ -23,15 +19,6 @@ NOTE = "<|note|>"
 SPECIAL_TOKENS = (PAD, MASK, EOS, QUESTION, PAGE, PREVIOUS, NOTE)
 
 DEFAULT_VOCAB_SIZE = 4096
-
-
-def kit_texts(kit_dir: Path = KIT_DIR) -> Iterator[str]:
-    """Yield the source of every kit file that generated pages import."""
-    if not kit_dir.is_dir():
-        return
-    for path in sorted(kit_dir.rglob("*")):
-        if path.is_file() and path.suffix in {".js", ".mjs", ".css", ".html"}:
-            yield path.read_text(encoding="utf-8")
 
 
 def train_tokenizer(texts: Iterable[str], *, vocab_size: int = DEFAULT_VOCAB_SIZE) -> PreTrainedTokenizerFast:
@@ -86,19 +73,3 @@ def special_ids(tok: PreTrainedTokenizerFast) -> dict[str, int]:
     """Map each special token's role to its id."""
     names = ("pad", "mask", "eos", "question", "page", "previous", "note")
     return {name: tok.convert_tokens_to_ids(t) for name, t in zip(names, SPECIAL_TOKENS, strict=True)}
-
-
-def main(argv: list[str] | None = None) -> None:
-    from model_worker.train import load_corpus, tokenizer_texts
-
-    parser = argparse.ArgumentParser(description="Train the page tokenizer on the corpus and the kit.")
-    parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE)
-    args = parser.parse_args(argv)
-    tok = train_tokenizer(tokenizer_texts(load_corpus()), vocab_size=args.vocab_size)
-    tok.save_pretrained(str(args.out))
-    print(f"saved tokenizer with {len(tok)} tokens to {args.out}")
-
-
-if __name__ == "__main__":
-    main()

@@ -115,9 +115,9 @@ def corpus_titles() -> dict[str, str | None]:
 
 
 def render_pass_rate(pages: list[str]) -> dict:
-    """Render-check pages in Chromium through the web tier's checker, run in a child process.
+    """Render-check pages in Chromium with the web tier's `manage.py qa`, one child process for all.
 
-    The engine never imports the web tier; a child process keeps that boundary and one browser serves
+    The engine never imports the web tier; the command line is the seam, and one browser serves
     every page.
     """
     with tempfile.TemporaryDirectory() as folder:
@@ -126,25 +126,18 @@ def render_pass_rate(pages: list[str]) -> dict:
             path = Path(folder) / f"page-{i}.html"
             path.write_text(html, encoding="utf-8")
             paths.append(str(path))
-        script = (
-            "import json, sys\n"
-            "from explainer.render_check import check_file\n"
-            "out = []\n"
-            "for p in sys.argv[1:]:\n"
-            "    r = check_file(p)\n"
-            "    out.append({'passed': r.passed, 'summary': r.summary()[:300]})\n"
-            "print(json.dumps(out))\n"
-        )
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE",
                                                                        "explainer.settings.test")}
-        done = subprocess.run([sys.executable, "-c", script, *paths], cwd=REPO_ROOT, env=env,
+        done = subprocess.run([sys.executable, "manage.py", "qa", "--json", *paths], cwd=REPO_ROOT, env=env,
                               capture_output=True, text=True, check=False)
-        if done.returncode != 0:
+        if done.returncode not in (0, 1):  # 0 all passed, 1 some failed; anything else: it did not run
             raise RuntimeError(f"render check failed to run: {done.stderr.strip()[-2000:]}")
-        results = json.loads(done.stdout.strip().splitlines()[-1])
+        results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    if len(results) != len(pages):
+        raise RuntimeError(f"render check reported {len(results)} of {len(pages)} pages: {done.stderr[-2000:]}")
     passed = sum(r["passed"] for r in results)
     return {"passed": passed, "checked": len(results), "rate": round(passed / max(len(results), 1), 3),
-            "failures": [r["summary"] for r in results if not r["passed"]]}
+            "failures": [r["summary"][:300] for r in results if not r["passed"]]}
 
 
 def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, render: bool = False,

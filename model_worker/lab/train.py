@@ -21,10 +21,11 @@ from pathlib import Path
 import torch
 
 from model_worker.config import REPO_ROOT, default_threads
+from model_worker.corpus import Page, load_pages
+from model_worker.lab.tokenizer import tokenizer_texts
 from model_worker.prompt import build_prompt, page_target
-from model_worker.tokenizer import DEFAULT_VOCAB_SIZE, kit_texts, load_tokenizer, special_ids, train_tokenizer
+from model_worker.tokenizer import DEFAULT_VOCAB_SIZE, load_tokenizer, special_ids, train_tokenizer
 
-CORPUS_DIR = REPO_ROOT / "model_worker" / "corpus"
 STATE_FILE = "train_state.pt"
 
 
@@ -102,33 +103,7 @@ PRESETS: dict[str, TrainConfig] = {
 }
 
 
-@dataclass(frozen=True)
-class CorpusPage:
-    slug: str
-    html: str
-    questions: tuple[tuple[str, str], ...]   # (lang, question)
-
-
 # ---------------------------------------------------------------------------------------------- data
-
-def load_corpus(corpus_dir: Path = CORPUS_DIR) -> list[CorpusPage]:
-    """Read the exemplar pages and their questions from the corpus folder."""
-    from model_worker.corpus import load_pages  # the corpus package owns its on-disk format
-
-    pages = [CorpusPage(slug=p.slug, html=p.html, questions=p.questions) for p in load_pages(corpus_dir)]
-    if not pages:
-        raise FileNotFoundError(f"no exemplar pages under {corpus_dir}")
-    return pages
-
-
-def tokenizer_texts(pages: list[CorpusPage]):
-    """Text the tokenizer learns from: every page, every question, and the kit source."""
-    for page in pages:
-        yield page.html
-        for _, q in page.questions:
-            yield q
-    yield from kit_texts()
-
 
 @dataclass(frozen=True)
 class Example:
@@ -136,7 +111,7 @@ class Example:
     prompt_len: int
 
 
-def build_examples(tok, pages: list[CorpusPage], cfg: TrainConfig, log=print) -> tuple[list[Example], list[Example]]:
+def build_examples(tok, pages: list[Page], cfg: TrainConfig, log=print) -> tuple[list[Example], list[Example]]:
     """Direct examples (question -> page) and follow-ups (previous page + question -> page).
 
     A page too long for the context is left out with a warning; if none fits, a ValueError says so.
@@ -160,7 +135,7 @@ def build_examples(tok, pages: list[CorpusPage], cfg: TrainConfig, log=print) ->
     return direct, followups
 
 
-def _foreign_questions(pages: list[CorpusPage], i: int, count: int) -> tuple[tuple[str, str], ...]:
+def _foreign_questions(pages: list[Page], i: int, count: int) -> tuple[tuple[str, str], ...]:
     """`count` questions of other pages, the same ones on every run (a page's neighbours at a stride)."""
     others = [pages[(i + k * 7 + 1) % len(pages)] for k in range(len(pages))]
     picked = [q for page in others if page is not pages[i] for q in page.questions[:1]]
@@ -236,7 +211,7 @@ def make_model(tok, cfg: TrainConfig):
     return CloverForBlockDiffusion(config)
 
 
-def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[CorpusPage] | None = None,
+def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page] | None = None,
           stop_after: int | None = None, progress: bool = True, log=print, extend_to: int | None = None,
           init_from: Path | None = None, all_pages: bool = False) -> dict:
     """Train (or resume) into `out`; returns a summary with every step's loss.
@@ -261,7 +236,9 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Corp
     if state is not None:
         init_from = None
     init_pages = _checkpoint_pages(init_from) if init_from is not None and not all_pages else None
-    pages = pages if pages is not None else load_corpus()
+    pages = pages if pages is not None else load_pages()
+    if not pages:
+        raise FileNotFoundError("no exemplar pages in the corpus")
     keep = state.get("pages") if state is not None else init_pages
     if keep:
         # A resumed or continued run keeps its data even if the corpus has grown since it started.

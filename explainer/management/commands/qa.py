@@ -1,4 +1,4 @@
-"""`manage.py qa FILE_OR_PAGE_ID [--json]`: run the render check on an HTML file or a stored page."""
+"""`manage.py qa FILE_OR_PAGE_ID... [--json]`: run the render check on HTML files or stored pages."""
 
 from __future__ import annotations
 
@@ -15,30 +15,43 @@ EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 class Command(BaseCommand):
-    help = "Render-check a generated page in Chromium. Exit 0 passed, 1 failed, 2 no such file or page."
+    help = ("Render-check generated pages in Chromium, one browser for all. Exit 0 all passed, 1 one failed, "
+            "2 a target is no readable file or stored page (then nothing is checked).")
 
     def add_arguments(self, parser):
-        parser.add_argument("target", help="an HTML file, or the id of a stored PageVersion")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="print the whole report as JSON")
+        parser.add_argument("targets", nargs="+", metavar="target",
+                            help="an HTML file, or the id of a stored PageVersion")
+        parser.add_argument("--json", action="store_true", dest="as_json",
+                            help="print each report as JSON, one object a line, in the order given")
         parser.add_argument("--images", action="store_true", help="with --json: include the PNGs, base64")
-        parser.add_argument("--thumbnail", type=Path, help="write the thumbnail PNG to this path")
+        parser.add_argument("--thumbnail", type=Path, help="one target only: write its thumbnail PNG to this path")
 
-    def handle(self, *args, target: str, as_json: bool, images: bool, thumbnail: Path | None, **options):
-        html = self._html(target)
-        if html is None:
+    def handle(self, *args, targets: list[str], as_json: bool, images: bool, thumbnail: Path | None, **options):
+        pages = {target: self._html(target) for target in targets}
+        bad = [target for target, html in pages.items() if html is None]
+        for target in bad:
             self.stderr.write(f"qa: {target!r} is neither a readable HTML file nor a stored page id")
+        if thumbnail and len(targets) > 1:
+            self.stderr.write("qa: --thumbnail takes one target")
             sys.exit(EXIT_BAD_INPUT)
-        report = check_html(html)
-        if thumbnail and report.thumbnail:
-            thumbnail.write_bytes(report.thumbnail)
-        if as_json:
-            self.stdout.write(_dumps(report.as_dict(images=images)))
-        else:
+        if bad:
+            sys.exit(EXIT_BAD_INPUT)
+        passed = True
+        for target in targets:
+            report = check_html(pages[target])
+            passed &= report.passed
+            if thumbnail and report.thumbnail:
+                thumbnail.write_bytes(report.thumbnail)
+            if as_json:
+                self.stdout.write(json.dumps({"target": target, **report.as_dict(images=images)}, ensure_ascii=False))
+                continue
+            if len(targets) > 1:
+                self.stdout.write(f"== {target}")
             for name, result in report.checks.items():
                 mark = "ok  " if result.passed else ("FAIL" if result.required else "note")
                 self.stdout.write(f"{mark} {name}: {result.detail}")
             self.stdout.write(f"{'passed' if report.passed else 'failed'} in {report.timings.get('total_s', 0):.1f} s")
-        sys.exit(EXIT_PASSED if report.passed else EXIT_FAILED)
+        sys.exit(EXIT_PASSED if passed else EXIT_FAILED)
 
     def _html(self, target: str) -> str | None:
         path = Path(target)
@@ -50,7 +63,3 @@ class Command(BaseCommand):
         if target.isdigit():
             return PageVersion.objects.filter(pk=int(target)).values_list("html", flat=True).first()
         return None
-
-
-def _dumps(data: dict) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2)

@@ -43,6 +43,22 @@ def test_a_failing_stored_page_exits_1_and_names_the_check(db):
     assert "csp" in json.loads(out)["failed_checks"]
 
 
+def test_several_files_are_checked_in_one_run_with_a_json_line_each_in_order(tmp_path):
+    good, bad = tmp_path / "good.html", tmp_path / "bad.html"
+    good.write_text(kit_page(), encoding="utf-8")
+    bad.write_text("<!doctype html><html><body>no scene</body></html>", encoding="utf-8")
+    code, out = run_qa(str(good), str(bad), "--json")
+    reports = [json.loads(line) for line in out.splitlines()]
+    assert code == 1
+    assert [(r["target"], r["passed"]) for r in reports] == [(str(good), True), (str(bad), False)]
+
+
+def test_one_missing_target_among_several_exits_2_before_checking_any(tmp_path):
+    good = tmp_path / "good.html"
+    good.write_text(kit_page(), encoding="utf-8")
+    assert run_qa(str(good), str(tmp_path / "gone.html"), "--json") == (2, "")
+
+
 @pytest.mark.parametrize("target", ["/no/such/page.html", "999999", "not-a-page"])
 def test_a_missing_file_or_page_exits_2(db, target):
     code, out = run_qa(target, "--json")

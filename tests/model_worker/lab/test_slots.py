@@ -52,14 +52,14 @@ def test_threshold_zero_commits_the_whole_block_and_above_one_only_the_first_slo
     assert one["first_step_run"] == 1 and not any(one["sure_and_right"])
 
 
-def test_the_demo_checkpoint_is_right_further_into_a_block_than_it_is_sure(demo, capsys):
+def test_bench_slots_measures_every_slot_of_the_default_diffusion_block(demo, capsys):
+    # How far the checkpoint is right and sure is its figure (bench output, docs/benchmarks.md), not a test's.
     bench.main(["--slots", "2", "--device", "cpu", "--json"])
     result = json.loads(capsys.readouterr().out)
     default = DECODING["diffusion"]
     assert result["block_size"] == default["block_size"] and result["threshold"] == default["threshold"]
-    assert len(result["accuracy"]) == 32
-    assert result["accuracy"][0] > 0.95  # slot 0 is the next token after a memorised history
-    assert result["correct_run"] > result["first_step_run"] >= 1
+    assert len(result["accuracy"]) == len(result["sure_and_right"]) == 32
+    assert all(0 <= a <= 1 for a in result["accuracy"]) and result["first_step_run"] >= 1
 
 
 def test_a_sequence_without_a_whole_block_after_its_prompt_is_named(demo):

@@ -26,14 +26,15 @@ def test_a_page_whose_opening_no_other_page_shares_can_only_prefer_its_own_title
     assert choice["logprob"] == choice["own_logprob"] < 0
 
 
-def test_the_demo_checkpoint_mostly_prefers_another_pages_title(demo, capsys):
-    bench.main(["--titles", "24", "--device", "cpu", "--threads", "1"])
+def test_bench_titles_reports_for_each_trained_page_the_title_it_prefers_over_its_own(capsys):
+    # How many pages prefer their own title is a figure of the checkpoint: the bench reports it and
+    # docs/model.md records it; a test only holds what is true of every checkpoint.
+    bench.main(["--titles", "6", "--device", "cpu", "--threads", "1"])
     result = json.loads(capsys.readouterr().out)
-    assert result["pages"] == 24 and result["own_title_preferred"] == 4  # the figure the model card gives
-    preferred = [c["preferred"] for c in result["choices"].values()]
-    assert max(preferred.count(p) for p in preferred) >= 5 and len(set(preferred)) < 12  # a few memorised pages
+    assert result["pages"] == 6 and len(result["choices"]) == 6
+    assert result["own_title_preferred"] == sum(slug == c["preferred"] for slug, c in result["choices"].items())
     for choice in result["choices"].values():
-        assert choice["logprob"] >= choice["own_logprob"] and choice["candidates"] > 1
+        assert choice["logprob"] >= choice["own_logprob"] and choice["candidates"] >= 1
 
 
 def test_bench_titles_names_a_missing_checkpoint(tmp_path):

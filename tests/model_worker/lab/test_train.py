@@ -5,10 +5,19 @@ from dataclasses import replace
 import pytest
 import torch
 
-from model_worker.lab.train import PRESETS, CorpusPage, build_examples, collate, step_batch, train
+from model_worker.corpus import Page
+from model_worker.lab.train import PRESETS, build_examples, collate, step_batch, train
+
+
+def corpus_page(slug: str, html: str, questions: tuple[tuple[str, str], ...]) -> Page:
+    """A corpus page with the fields training reads; the rest filled in."""
+    return Page(slug=slug, file=f"{slug}.html", title=slug, lang="en", subject="physics", tags=("test",),
+                questions_en=tuple(q for lang, q in questions if lang == "en"),
+                questions_zh=tuple(q for lang, q in questions if lang == "zh"), html=html)
+
 
 PAGES = [
-    CorpusPage(
+    corpus_page(
         slug=f"topic-{i}",
         html=(
             f'<!doctype html>\n<html lang="en"><body><script type="module">\nimport {{ start }} from "kit";\n'
@@ -104,7 +113,7 @@ def test_a_page_longer_than_the_context_is_left_out_with_a_warning_and_none_fitt
     from model_worker.tokenizer import train_tokenizer
 
     tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
-    long_page = CorpusPage(slug="long-one", html=PAGES[0].html * 30, questions=(("en", "Long?"),))
+    long_page = corpus_page(slug="long-one", html=PAGES[0].html * 30, questions=(("en", "Long?"),))
     warnings = []
     direct, _ = build_examples(tok, [*PAGES, long_page], replace(PRESETS["tiny"], foreign_questions=0),
                                log=warnings.append)
