@@ -10,6 +10,7 @@ this topic covers" and one threshold fits short and long questions alike.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from collections.abc import Iterable
@@ -40,6 +41,7 @@ class LibraryIndex:
     def __init__(self, pages: Iterable[LibraryPage]):
         import bm25s
 
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import: a line per build
         self.pages = tuple(pages)
         if not self.pages:
             raise EmptyLibrary("the library has no pages")

@@ -36,10 +36,13 @@ def page_intro(html: str) -> str:
     match = _INTRO.search(html)
     if match is None:
         return ""
+    quote, body = match.groups()
+    if quote != '"':  # a '...' or `...` string: its escapes as a JSON string's
+        body = re.sub(r'(?<!\\)"', r'\\"', body.replace("\\" + quote, quote))
     try:
-        return json.loads('"' + match.group(2).replace('"', '\\"').replace("\\'", "'") + '"')
+        return json.loads(f'"{body}"')
     except ValueError:
-        return match.group(2)
+        return body
 
 
 def record_from_corpus(page) -> LibraryPage:
