@@ -25,11 +25,17 @@ SCRIPT_NAMES = {
 }
 
 
-def normalise_question(text: str) -> str:
-    """NFKC, format characters (zero-width spaces and joiners, bidi marks, BOM) removed, spaces collapsed."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+def clean_question(text: str) -> str:
+    """The question as stored and sent to the model: format characters (zero-width spaces and joiners,
+    bidi marks, BOM) removed, NFC, spaces collapsed. Full-width punctuation stays (Chinese uses it)."""
+    text = "".join(c for c in unicodedata.normalize("NFC", text) if unicodedata.category(c) != "Cf")
     return " ".join(text.split())
+
+
+def normalise_question(text: str) -> str:
+    """The form questions are checked and matched in: `clean_question`, then NFKC (width and
+    compatibility forms folded: ｂｌｕｅ is blue)."""
+    return clean_question(unicodedata.normalize("NFKC", text))
 
 
 def has_content(text: str) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import unicodedata
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -52,7 +53,7 @@ def _jieba():
 
 def terms(text: str) -> list[str]:
     """The text's search terms, in order, repeats kept (BM25 counts them)."""
-    text = text.lower()
+    text = unicodedata.normalize("NFKC", text).lower()
     words = [w.split("'")[0] for w in _EN_WORD.findall(text)]
     out = _stemmer().stemWords([w for w in words if w not in EN_STOP and len(w) > 1])
     for run in _CJK_RUN.findall(text):

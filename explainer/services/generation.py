@@ -10,7 +10,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from explainer.library.router import AnswerPlan, answer_plan
-from explainer.library.text import has_content, normalise_question, question_language
+from explainer.library.text import clean_question, has_content, normalise_question, question_language
 from explainer.models import Generation, Learner, PageVersion, Thread
 from explainer.selectors.exemplars import exemplar_html
 from explainer.selectors.generation import (
@@ -57,17 +57,17 @@ def question_clean(question: str) -> str:
     unsupported-language one."""
     if not isinstance(question, str):
         raise GenerationRejected("bad_field", "The question must be text.")
-    question = normalise_question(question)
+    question = clean_question(question)
     if not question:
         raise GenerationRejected("empty_question", "Type a question first.")
-    if not has_content(question):
+    if not has_content(normalise_question(question)):
         raise GenerationRejected("empty_question", "That question has no words in it. Type a question first.")
     limit = settings.QUESTION_MAX_CHARS
     if len(question) > limit:
         raise GenerationRejected(
             "question_too_long", f"That question is {len(question)} characters; please keep it under {limit}."
         )
-    lang, looks_like = question_language(question)
+    lang, looks_like = question_language(normalise_question(question))
     if lang is None:
         raise GenerationRejected(
             "unsupported_language",

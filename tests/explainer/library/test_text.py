@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from explainer.library.text import has_content, normalise_question, question_language
+from explainer.library.text import clean_question, has_content, normalise_question, question_language
 
 
 def test_zero_width_and_format_characters_are_removed_and_width_folded():
     assert normalise_question("\u200bWhy\u200d is the\ufeff sky ｂｌｕｅ？\u2060") == "Why is the sky blue?"
+
+
+def test_the_question_the_model_sees_keeps_chinese_punctuation():
+    assert clean_question(" 天空\u200b为什么是蓝色的？ ") == "天空为什么是蓝色的？"
 
 
 @pytest.mark.parametrize("text", ["", "???", "!!! …", "🤔🤔", "\u200b\u200c\u200d", "🌈?!", "？！。"])
