@@ -74,12 +74,16 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         question = _field(message, "question", str)
         lang = _field(message, "lang", str, required=False) or "en"
         thread_id = _uuid(message, "thread", required=False)
+        topic = _field(message, "topic", str, required=False)  # a library page the learner picked
         try:
             generation = await _generation_create(
-                question=question, lang=lang, thread_id=thread_id, session_key=self.session_key, learner=self.learner
+                question=question, lang=lang, thread_id=thread_id, session_key=self.session_key, learner=self.learner,
+                topic=topic,
             )
         except GenerationRejected as exc:
-            return await self.send_error(exc.code, exc.message, request="ask")
+            if exc.topic is not None:  # what the router understood, before the refusal
+                await self.send_event({**exc.topic, "id": 0, "generation": None})
+            return await self.send_error(exc.code, exc.message, request="ask", **exc.extra)
         await self._join(thread_group(generation.thread_id))
         self._watch(str(generation.pk), after=0)
 

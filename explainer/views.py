@@ -8,17 +8,7 @@ from django.views.decorators.http import require_GET
 
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
 from explainer.selectors.generation import page_url, thread_for_session, thread_pages, threads_for_session
-
-# Starter questions for a learner outside a class (a class's own topics replace them).
-SUGGESTIONS = {
-    "en": [
-        "Why is the sky blue?",
-        "How do the phases of the Moon happen?",
-        "What is inside an atom?",
-        "How does a rainbow form?",
-    ],
-    "zh": ["为什么天空是蓝色的？", "月相是怎么形成的？", "原子里面有什么？", "彩虹是怎么形成的？"],
-}
+from explainer.selectors.library import library_examples
 
 
 def _session_key(request) -> str:
@@ -35,7 +25,9 @@ def _learner_context(request, thread=None) -> dict:
     return {
         "learner": learner,
         "topics": topic_suggestions_for(learner=learner),
-        "suggestions": SUGGESTIONS,
+        # Starter questions for a learner outside a class (a class's own topics replace them): questions the
+        # library answers, per UI language; the page shows the set of the language chosen.
+        "suggestions": {lang: library_examples(lang=lang) for lang in ("en", "zh")},
         "thread": thread,
         "versions": [
             {"page": p.pk, "version": p.version, "question": p.generation.question, "url": page_url(p)} for p in pages

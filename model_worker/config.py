@@ -7,11 +7,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from model_worker.backends.base import LIBRARY_ONLY, BackendCapabilities
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BACKEND = "model_worker.backends.clover:CloverBackend"
 DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
 DEVICES = ("auto", "cpu", "cuda")
 DECODINGS = ("diffusion", "verified", "ar")  # the named settings of backends.clover.DECODING
+# The demo checkpoint writes the library's topics and nothing else (CloverBackend.capabilities).
+CLOVER_CAPABILITIES = BackendCapabilities(open_domain=False, revises_pages=True, streams="drafts", context=2560)
+# Capabilities of the backends shipped here, so that reading them imports no torch; any other backend's
+# module is imported for its class's `capabilities` (keep heavy imports inside its methods).
+DECLARED_CAPABILITIES = {DEFAULT_BACKEND: CLOVER_CAPABILITIES}
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,24 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
         device=(env.get("MODEL_DEVICE") or "auto").lower(),
         decoding=(env.get("MODEL_DECODING") or "").lower() or None,
     )
+
+
+def backend_capabilities(settings: EngineSettings | None = None) -> BackendCapabilities:
+    """What the configured backend can do, without building it or loading a checkpoint."""
+    settings = settings or engine_settings()
+    if settings.backend in DECLARED_CAPABILITIES:
+        return DECLARED_CAPABILITIES[settings.backend]
+    import importlib
+
+    module_name, _, class_name = settings.backend.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"backend {settings.backend!r} cannot be imported: {exc}") from exc
+    declared = getattr(cls, "capabilities", LIBRARY_ONLY)
+    if not isinstance(declared, BackendCapabilities):
+        raise TypeError(f"{settings.backend}.capabilities is not a BackendCapabilities")
+    return declared
 
 
 def resolve_device(device: str) -> str:

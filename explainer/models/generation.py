@@ -17,6 +17,9 @@ class Thread(models.Model):
         Classroom, null=True, blank=True, on_delete=models.SET_NULL, related_name="threads"
     )
     topic = models.ForeignKey(Topic, null=True, blank=True, on_delete=models.SET_NULL, related_name="threads")
+    # The library page the thread is about (the router's choice, or the page grounding an open-domain
+    # backend): follow-ups stay on it.
+    topic_slug = models.CharField(max_length=80, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -9,6 +9,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from explainer.library.router import AnswerPlan, answer_plan
+from explainer.library.text import clean_question, has_content, normalise_question, question_language
 from explainer.models import Generation, Learner, PageVersion, Thread
 from explainer.selectors.exemplars import exemplar_html
 from explainer.selectors.generation import (
@@ -17,42 +19,93 @@ from explainer.selectors.generation import (
     thread_for_session,
     thread_latest_page,
 )
+from explainer.selectors.library import question_route, thread_route
 from explainer.selectors.review import featured_page_for
 from explainer.services import moderation
 from explainer.services.streams import event_append, redis_client
+from explainer.services.topic_requests import topic_request_record
 from model_worker import events
-from model_worker.backends.base import LANGS, PageOutcome, PageRequest
+from model_worker.backends.base import LANGS, LIBRARY_ONLY, BackendCapabilities, PageOutcome, PageRequest
+from model_worker.config import backend_capabilities
 
 log = logging.getLogger(__name__)
 
 
-class GenerationRejected(Exception):
-    """The request cannot become a generation; `code` and `message` go to the learner as an `error`."""
+UNKNOWN_TOPIC = {
+    "en": "The library has no page on that topic yet, so there is nothing reliable to show you. "
+          "Your question has been passed on to teachers as a requested topic.",
+    "zh": "资料库里还没有关于这个主题的页面，所以暂时没有可靠的讲解。你的问题已经作为“想学的主题”转告给老师。",
+}
 
-    def __init__(self, code: str, message: str):
+
+class GenerationRejected(Exception):
+    """The request cannot become a generation; `code` and `message` go to the learner as an `error`.
+
+    `topic` is the `topic` event that goes before the error (what the router understood); `extra`
+    are more fields of the error (the nearest topics of an `unknown_topic`).
+    """
+
+    def __init__(self, code: str, message: str, *, topic: dict | None = None, **extra):
         super().__init__(message)
-        self.code, self.message = code, message
+        self.code, self.message, self.topic, self.extra = code, message, topic, extra
 
 
 def question_clean(question: str) -> str:
-    """The question as the model will see it, or `GenerationRejected` for an empty or oversized one."""
+    """The question as the model will see it, or `GenerationRejected` for an empty, oversized or
+    unsupported-language one."""
     if not isinstance(question, str):
         raise GenerationRejected("bad_field", "The question must be text.")
-    question = question.strip()
+    question = clean_question(question)
     if not question:
         raise GenerationRejected("empty_question", "Type a question first.")
+    if not has_content(normalise_question(question)):
+        raise GenerationRejected("empty_question", "That question has no words in it. Type a question first.")
     limit = settings.QUESTION_MAX_CHARS
     if len(question) > limit:
         raise GenerationRejected(
             "question_too_long", f"That question is {len(question)} characters; please keep it under {limit}."
         )
+    lang, looks_like = question_language(normalise_question(question))
+    if lang is None:
+        raise GenerationRejected(
+            "unsupported_language",
+            f"Explainer answers questions in English or Chinese (中文), and this one looks like {looks_like}. "
+            "Please ask it in English or Chinese.",
+        )
     return question
 
 
+def _capabilities() -> BackendCapabilities:
+    try:
+        return backend_capabilities()
+    except Exception:  # a bad MODEL_BACKEND: the worker reports it; meanwhile promise nothing
+        log.exception("the page backend's capabilities could not be read")
+        return LIBRARY_ONLY
+
+
+def _answer_plan(*, question: str, lang: str, thread: Thread | None, picked: str | None,
+                 exemplar: str | None) -> AnswerPlan:
+    """What the backend is asked for: the thread's topic for a follow-up, else the router's choice."""
+    route = None
+    if thread is not None and thread.topic_slug:
+        route = thread_route(slug=thread.topic_slug, lang=lang)
+    elif exemplar or picked:
+        route = question_route(question=question, lang=lang, picked=exemplar or picked)
+        if route is None and picked and not exemplar:
+            raise GenerationRejected("bad_field", f"The library has no topic {picked!r}.")
+    if route is None:
+        route = question_route(question=question, lang=lang)
+    return answer_plan(route, open_domain=_capabilities().open_domain)
+
+
 def generation_create(
-    *, question: str, session_key: str, lang: str = "en", thread_id=None, learner: Learner | None = None
+    *, question: str, session_key: str, lang: str = "en", thread_id=None, learner: Learner | None = None,
+    topic: str | None = None,
 ) -> Generation:
-    """Start answering a question: a new thread, or a follow-up revising the thread's latest page."""
+    """Start answering a question: a new thread, or a follow-up revising the thread's latest page.
+
+    `topic`: the slug of a library page the learner picked (a nearest topic they clicked).
+    """
     question = question_clean(question)
     if lang not in LANGS:
         raise GenerationRejected("bad_field", f"Unknown language {lang!r}: use one of {', '.join(LANGS)}.")
@@ -67,40 +120,55 @@ def generation_create(
     verdict = moderation.question_check(classroom=classroom, learner=learner, question=question, lang=lang, kind=kind)
     if not verdict.allowed:
         raise GenerationRejected(verdict.code, verdict.message)
+    featured = featured_page_for(classroom=classroom, question=question) if kind == "ask" else None
+    pinned = verdict.topic_exemplar if kind == "ask" else None
+    plan = _answer_plan(question=question, lang=lang, thread=thread, picked=topic if kind == "ask" else None,
+                        exemplar=pinned)
+    if plan.refuse and featured is None:
+        topic_request_record(classroom=classroom, learner=learner, question=question, lang=lang,
+                             nearest=[n["slug"] for n in plan.event["nearest"]], score=plan.event["score"] or 0.0)
+        raise GenerationRejected("unknown_topic", UNKNOWN_TOPIC.get(lang, UNKNOWN_TOPIC["en"]), topic=plan.event,
+                                 nearest=plan.event["nearest"])
     with transaction.atomic():
         if thread is None:
             thread = Thread.objects.create(
-                session_key=session_key, learner=learner, classroom=classroom, topic_id=verdict.topic_id
+                session_key=session_key, learner=learner, classroom=classroom, topic_id=verdict.topic_id,
+                topic_slug=plan.topic or "",
             )
         generation = Generation.objects.create(
             thread=thread, learner=learner, classroom=classroom, question=question, lang=lang, kind=kind
         )
-        featured = featured_page_for(classroom=classroom, question=question) if kind == "ask" else None
         if featured is not None:
-            _answer_from_library(generation, featured.html, {"featured_page": featured.pk})
+            _answer_from_library(generation, featured.html, {"featured_page": featured.pk}, plan.event)
             return generation
-        exemplar = exemplar_html(verdict.topic_exemplar) if kind == "ask" and verdict.topic_exemplar else None
+        exemplar = exemplar_html(pinned) if pinned else None
         if exemplar is not None:
-            _answer_from_library(generation, exemplar, {"exemplar": verdict.topic_exemplar})
+            _answer_from_library(generation, exemplar, {"exemplar": pinned}, plan.event)
             return generation
         previous = thread_latest_page(thread=thread)
         topic_note = verdict.topic_note or (thread.topic.note_to_model if thread.topic else None)
         request = PageRequest(
             question=question,
-            lang=lang,
+            lang=plan.lang,
             previous_page=previous.html if previous else None,
             topic_note=topic_note or None,
+            topic=plan.topic,
         )
-        transaction.on_commit(lambda: _enqueue(generation, request))
+        transaction.on_commit(lambda: _enqueue(generation, request, plan.event))
     return generation
 
 
-def _enqueue(generation: Generation, request: PageRequest) -> None:
+def _topic_event(generation: Generation, event: dict) -> None:
+    event_append(generation_id=generation.pk, **event)
+
+
+def _enqueue(generation: Generation, request: PageRequest, topic_event: dict) -> None:
     from explainer.celery import app
 
     try:
         position = generation_queue_position(generation=generation)
         event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=position)
+        _topic_event(generation, topic_event)
         app.send_task(
             "model_worker.generate_page",
             args=[str(generation.pk), request.to_dict()],
@@ -118,7 +186,7 @@ def _enqueue(generation: Generation, request: PageRequest) -> None:
         raise GenerationRejected("unavailable", message) from exc
 
 
-def _answer_from_library(generation: Generation, html: str, stats: dict) -> None:
+def _answer_from_library(generation: Generation, html: str, stats: dict, topic_event: dict) -> None:
     """A page the teacher chose (a featured page, a topic's exemplar) answers at once, as version 1."""
     generation.status = Generation.Status.DONE
     generation.started_at = generation.finished_at = timezone.now()
@@ -128,6 +196,7 @@ def _answer_from_library(generation: Generation, html: str, stats: dict) -> None
 
     def announce():
         event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=0)
+        _topic_event(generation, topic_event)
         _announce_done(generation, page)
 
     transaction.on_commit(announce)

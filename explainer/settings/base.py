@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from . import env
 
 BASE_DIR = env.BASE_DIR
@@ -115,3 +117,6 @@ QUESTION_MAX_CHARS = env.env_int("QUESTION_MAX_CHARS", 500, minimum=1)
 GENERATION_STREAM_MAXLEN = env.env_int("GENERATION_STREAM_MAXLEN", 5000, minimum=100)
 GENERATION_STREAM_TTL_S = env.env_int("GENERATION_STREAM_TTL_S", 3600, minimum=60)
 ORPHAN_GRACE_S = env.env_int("ORPHAN_GRACE_S", 10, minimum=0)
+
+# The library the router matches questions against: the exemplar corpus (its pages/ folder of records).
+LIBRARY_DIR = Path(env.env_str("LIBRARY_DIR", str(BASE_DIR / "model_worker" / "corpus")))

@@ -17,6 +17,8 @@ from explainer.models import ModerationItem, Topic
 from explainer.selectors import classes as class_selectors
 from explainer.selectors import review as review_selectors
 from explainer.selectors.generation import page_url
+from explainer.selectors.library import library_index
+from explainer.selectors.topic_requests import requested_topics
 from explainer.selectors.usage import METRICS, usage_rows, usage_totals
 from explainer.services import classrooms as class_services
 from explainer.services import review as review_services
@@ -254,3 +256,23 @@ def usage_csv(request, classroom_id):
     for row in rows:
         writer.writerow([row.day.isoformat(), row.learner, *(row.counts[m] for m in METRICS)])
     return response
+
+
+def _with_titles(rows: list[dict]) -> list[dict]:
+    pages = library_index().by_slug
+    return [{**r, "nearest_titles": [pages[s].title for s in r["nearest"] if s in pages]} for r in rows]
+
+
+@login_required
+def requested_topics_all(request):
+    """Questions the library had no page for, over every class the teacher has (and, for a superuser,
+    those asked outside any class)."""
+    rows = _with_titles(requested_topics(user=request.user))
+    return render(request, "teacher/requested_topics.html", {"rows": rows, "classroom": None})
+
+
+@login_required
+def requested_topics_class(request, classroom_id):
+    classroom = _classroom(request, classroom_id)
+    rows = _with_titles(requested_topics(user=request.user, classroom=classroom))
+    return render(request, "teacher/requested_topics.html", {"rows": rows, "classroom": classroom})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Protocol
+from typing import ClassVar, Literal, Protocol
 
 LANGS = ("en", "zh")  # the languages a page is written in
 OUTCOME_STATUSES = ("done", "failed", "cancelled")
@@ -46,7 +46,28 @@ class PageResult:
     stopped: bool = False  # True when should_stop() ended it early
 
 
+@dataclass(frozen=True)
+class BackendCapabilities:
+    """What a backend can do, declared on its class so the web side can read it without loading a model."""
+
+    open_domain: bool = False  # writes pages on any topic; False: only the library's topics (PageRequest.topic)
+    revises_pages: bool = True  # a follow-up revises `previous_page`
+    streams: Literal["drafts", "tokens"] = "drafts"  # on_draft carries masked blocks, or plain tokens
+    context: int = 0  # tokens the prompt and the page share
+
+    def __post_init__(self) -> None:
+        if self.streams not in ("drafts", "tokens"):
+            raise ValueError(f"streams must be 'drafts' or 'tokens', not {self.streams!r}")
+
+
+# A backend that declares nothing is taken to write only library topics: it is never offered a
+# question it may answer with a page on another topic.
+LIBRARY_ONLY = BackendCapabilities()
+
+
 class PageBackend(Protocol):
+    capabilities: ClassVar[BackendCapabilities]
+
     def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult: ...
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 from model_worker.backends.base import PageRequest, PageResult, PageSink
-from model_worker.config import DEFAULT_MODEL_PATH, default_threads, resolve_device
+from model_worker.config import CLOVER_CAPABILITIES, DEFAULT_MODEL_PATH, default_threads, resolve_device
 from model_worker.prompt import build_prompt, check_fits, extract_page
 from model_worker.tokenizer import load_tokenizer
 
@@ -57,6 +57,8 @@ def load_checkpoint(path: str | Path, device: str = "auto", dtype: torch.dtype =
 
 class CloverBackend:
     """`PageBackend` over a Clover checkpoint; loads it once and serves pages one at a time."""
+
+    capabilities = CLOVER_CAPABILITIES  # library-only: it writes the page of `PageRequest.topic`
 
     def __init__(self, path: str | Path = DEFAULT_MODEL_PATH, device: str = "auto", decoding: str = "verified",
                  max_new_tokens: int | None = None, threads: int | None = None, **sampler_overrides):

@@ -5,6 +5,7 @@ import { Socket } from "./socket.js";
 const $ = (id) => document.getElementById(id);
 const MASK = "▒";
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
+const LANG_NAMES = { en: "English", zh: "中文" };
 
 const app = $("app");
 const state = {
@@ -27,12 +28,26 @@ function langOf(question) {
   return CJK.test(question) ? "zh" : "en";
 }
 
-function ask(question, lang, thread) {
+// The language of the interface: the one chosen, else the browser's.
+function uiLang() {
+  const chosen = $("lang").value;
+  if (chosen !== "auto") return chosen;
+  return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+}
+
+// Example questions come from the library in both languages; show those of the interface's language.
+function showSuggestions() {
+  const lang = uiLang();
+  for (const chip of $("suggestions").querySelectorAll(".chip[data-lang]")) chip.hidden = chip.dataset.lang !== lang;
+}
+
+function ask(question, lang, thread, topic) {
   question = question.trim();
   if (!question) return;
-  state.lastAsk = { question, lang, thread };
+  state.lastAsk = { question, lang, thread, topic };
   const message = { type: "ask", question, lang };
   if (thread) message.thread = thread;
+  if (topic) message.topic = topic;
   hide("problem");
   startLive(question);
   socket.send(message);
@@ -44,6 +59,7 @@ function startLive(question) {
   state.draft = { block: null, pieces: [] };
   state.startedAt = performance.now();
   $("live-question").textContent = question;
+  $("live-topic").hidden = true;
   $("committed").textContent = "";
   $("current").replaceChildren();
   $("status").textContent = "Sending your question…";
@@ -61,6 +77,24 @@ const handlers = {
     app.dataset.thread = e.thread;
     history.replaceState(null, "", `/t/${e.thread}/`);
     $("status").textContent = e.position > 0 ? `Waiting for the model: ${e.position} ahead of you…` : "Starting…";
+  },
+  topic(e) {
+    // What the server understood, before any draft: the library page being written, or none.
+    if (!e.slug) return; // a refusal (an `error` follows) or an open-domain page with no library topic
+    const asked = state.lastAsk?.lang;
+    for (const id of ["live-topic", "page-topic"]) {
+      const line = $(id);
+      line.replaceChildren(`Explaining: ${e.title}`);
+      line.lang = e.lang === "zh" ? "zh" : "en";
+      if (asked && e.lang && e.lang !== asked) {
+        const note = document.createElement("span");
+        note.className = "note";
+        note.lang = asked;
+        note.textContent = e.lang === "zh" ? "available in 中文 only" : "only in English so far";
+        line.append(note);
+      }
+      line.hidden = false;
+    }
   },
   draft(e) {
     // Tokens decided since the previous draft of this block light up; earlier ones are settled.
@@ -117,7 +151,9 @@ const handlers = {
     hide("live");
     const text = e.code === "cancelled" ? "Stopped. You can ask again." : e.message;
     $("problem-text").textContent = text;
-    $("retry-button").hidden = !state.lastAsk;
+    showNearest(e.code === "unknown_topic" ? e.nearest || [] : []);
+    // Asking the same unknown topic again would only be refused again.
+    $("retry-button").hidden = !state.lastAsk || e.code === "unknown_topic";
     show("problem");
     if (!$("page-frame").getAttribute("src")) show("ask-section");
   },
@@ -134,6 +170,20 @@ function handle(event) {
   // A reconnect resumes the generation being watched: events say how far this page has got.
   if (event.generation && event.generation === state.generation) socket.seen(event.generation, event.id);
   handlers[event.type]?.(event);
+}
+
+// A refusal's nearest library topics, each a button that asks for that topic.
+function showNearest(nearest) {
+  const chips = nearest.map((n) => {
+    const chip = document.createElement("button");
+    chip.type = "button";
+    chip.className = "chip";
+    Object.assign(chip.dataset, { topic: n.slug, question: n.title });
+    chip.textContent = n.title;
+    return chip;
+  });
+  $("nearest-topics").replaceChildren(...chips);
+  $("nearest").hidden = chips.length === 0;
 }
 
 function showPage(url, question, page) {
@@ -186,6 +236,11 @@ $("suggestions").addEventListener("click", (ev) => {
   $("question").value = chip.dataset.question;
   ask(chip.dataset.question, chip.dataset.lang || langOf(chip.dataset.question), null);
 });
+$("nearest-topics").addEventListener("click", (ev) => {
+  const chip = ev.target.closest(".chip");
+  if (chip) ask(chip.dataset.question, state.lastAsk?.lang || uiLang(), null, chip.dataset.topic);
+});
+$("lang").addEventListener("change", showSuggestions);
 $("versions").addEventListener("click", (ev) => {
   const button = ev.target.closest(".version");
   if (button) showPage(button.dataset.url, button.dataset.question, button.dataset.page);
@@ -198,7 +253,8 @@ $("stop-button").addEventListener("click", () => {
 });
 $("retry-button").addEventListener("click", () => {
   const last = state.lastAsk;
-  if (last) ask(last.question, last.lang, last.thread);
+  if (last) ask(last.question, last.lang, last.thread, last.topic);
 });
+showSuggestions();
 socket.watching = () => state.generation;
 socket.open();

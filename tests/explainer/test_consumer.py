@@ -71,9 +71,10 @@ async def test_the_socket_stays_usable_after_bad_messages(connect, redis_db):
 async def test_queue_position_counts_the_generations_ahead(connect):
     ws = await connect()
     positions = []
-    for question in ("What is a black hole?", "How do tides work?", "Why do magnets stick?"):
+    for question in ("Why is the sky blue?", "How do tides work?", "Why do magnets stick?"):
         await ws.send_json_to({"type": "ask", "question": question})
         positions.append((await ws.receive_json_from(timeout=5))["position"])
+        assert (await ws.receive_json_from(timeout=5))["type"] == "topic"
     assert positions == [0, 1, 2]
 
 
@@ -97,6 +98,7 @@ async def test_cancel_raises_the_flag_the_worker_checks_each_block(connect, redi
     ws = await connect()
     await ws.send_json_to({"type": "ask", "question": "What is light?"})
     queued = await ws.receive_json_from(timeout=5)
+    assert (await ws.receive_json_from(timeout=5))["type"] == "topic"
     await ws.send_json_to({"type": "cancel", "generation": queued["generation"]})
     await ws.send_json_to({"type": "dance"})  # a reply to this proves the cancel was handled first
     assert (await ws.receive_json_from(timeout=5))["code"] == "unknown_type"
@@ -129,6 +131,7 @@ async def test_a_page_a_teacher_hides_disappears_from_the_open_socket(connect):
     ws = await connect()
     await ws.send_json_to({"type": "ask", "question": "What is light?"})
     queued = await ws.receive_json_from(timeout=5)
+    assert (await ws.receive_json_from(timeout=5))["type"] == "topic"
 
     @database_sync_to_async
     def store_and_hide():

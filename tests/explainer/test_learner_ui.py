@@ -30,7 +30,9 @@ def test_a_learner_asks_watches_the_drafts_sees_the_page_and_follows_up(browser,
     page.fill("#question", "[[slow]] Why is the sky blue?")
     page.click("#ask-button")
 
-    # The live view shows the current block with positions still masked, and the rate.
+    # The live view says which library page is being written, then shows the current block with
+    # positions still masked, and the rate.
+    expect(page.locator("#live-topic")).to_have_text("Explaining: Why the sky is blue", timeout=TIMEOUT_MS)
     page.wait_for_selector("#current .mask", timeout=TIMEOUT_MS)
     expect(page.locator("#status")).to_contain_text("tokens/s", timeout=TIMEOUT_MS)
     expect(page.locator("#committed")).to_contain_text("<!doctype html>", timeout=TIMEOUT_MS)
@@ -63,7 +65,7 @@ def test_a_learner_asks_watches_the_drafts_sees_the_page_and_follows_up(browser,
 def test_a_failed_generation_shows_the_reason_and_a_retry(browser, live_server_url):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(live_server_url + "/")
-    page.fill("#question", "[[fail]] What is friction?")
+    page.fill("#question", "[[fail]] What affects the period of a pendulum?")
     page.press("#question", "Enter")
     expect(page.locator("#problem")).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.locator("#problem-text")).to_contain_text("asked to fail")
@@ -87,3 +89,33 @@ def page_src_pattern():
     import re
 
     return re.compile(r"/pages/\d+/\?k=[^&]+$")
+
+
+def test_an_unknown_topic_offers_the_nearest_topics_and_a_click_asks_one(browser, live_server_url):
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(live_server_url + "/")
+    # The examples are library questions in the interface's language.
+    page.select_option("#lang", "zh")
+    expect(page.locator('#suggestions .chip[data-lang="zh"]').first).to_be_visible()
+    expect(page.locator('#suggestions .chip[data-lang="en"]').first).to_be_hidden()
+    page.select_option("#lang", "en")
+    page.fill("#question", "How does an electric motor turn electricity into motion?")
+    page.press("#question", "Enter")
+    expect(page.locator("#problem-text")).to_contain_text("no page", timeout=TIMEOUT_MS)
+    expect(page.locator("#retry-button")).to_be_hidden()
+    nearest = page.locator("#nearest-topics .chip")
+    expect(nearest.first).to_have_text("Electric circuits")
+    assert nearest.count() <= 3
+
+    nearest.first.click()
+    expect(page.locator("#live-topic")).to_have_text("Explaining: Electric circuits", timeout=TIMEOUT_MS)
+
+
+def test_a_topic_only_in_chinese_says_so_plainly(browser, live_server_url):
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(live_server_url + "/")
+    page.select_option("#lang", "en")
+    page.fill("#question", "[[slow]] How does a rainbow form?")
+    page.press("#question", "Enter")
+    expect(page.locator("#live-topic")).to_contain_text("Explaining: 彩虹和光的色散", timeout=TIMEOUT_MS)
+    expect(page.locator("#live-topic .note")).to_have_text("available in 中文 only")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import time
 
-from model_worker.backends.base import PageRequest, PageResult, PageSink
+from model_worker.backends.base import BackendCapabilities, PageRequest, PageResult, PageSink
 
 BLOCK = 8
 PER_STEP = 3
@@ -93,3 +93,9 @@ class DeterministicDenoiser:
             "first_block_s": round(first_block_s or 0.0, 3),
             "seconds": round(seconds, 3),
         }
+
+
+class OpenDomainDenoiser(DeterministicDenoiser):
+    """The deterministic denoiser declaring itself open-domain, as real-model backends will."""
+
+    capabilities = BackendCapabilities(open_domain=True, revises_pages=True, streams="drafts", context=0)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_BACKEND = "tests.support.denoiser:DeterministicDenoiser"
+OPEN_DOMAIN_TEST_BACKEND = "tests.support.denoiser:OpenDomainDenoiser"
 
 
 def listening(host: str, port: int) -> bool:

@@ -1,0 +1,94 @@
+"""Route a question to a library topic, or say that none fits, before any model runs.
+
+`route_question` ranks the topics (`LibraryIndex.scores`) and keeps the best one when its score
+reaches the threshold; the page to write is that topic's page in the asked language, else its page
+in the other language. `answer_plan` then decides, from what the backend can do, what the model is
+asked for and what the learner is told.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from explainer.library.index import LibraryIndex
+from explainer.library.records import LibraryPage
+
+# Calibrated on tests/data/router_questions.json: the lowest threshold that routes none of its
+# out-of-library questions (`manage.py relevance`, docs/benchmarks.md).
+DEFAULT_THRESHOLD = 0.2
+NEAREST = 3
+
+
+@dataclass(frozen=True)
+class Route:
+    lang: str  # the language the question was asked in
+    page: LibraryPage | None  # the page on the question's topic, None when no topic reaches the threshold
+    score: float | None  # the best topic's score; None when the learner picked the topic
+    nearest: tuple[LibraryPage, ...]  # up to NEAREST topics sharing something with the question, best first
+
+    @property
+    def inside(self) -> bool:
+        return self.page is not None
+
+    @property
+    def other_language(self) -> bool:
+        """The topic has no page in the asked language: the page offered is in the other one."""
+        return self.page is not None and self.page.lang != self.lang
+
+
+def topic_page(index: LibraryIndex, topic: str, lang: str) -> LibraryPage:
+    """The topic's page in `lang`, else its first page in another language."""
+    pages = index.topics[topic]
+    return next((p for p in pages if p.lang == lang), pages[0])
+
+
+def route_question(index: LibraryIndex, question: str, lang: str, *, threshold: float = DEFAULT_THRESHOLD) -> Route:
+    """The library topic of a question, or none, with the nearest topics either way."""
+    ranked = index.scores(question)
+    nearest = tuple(topic_page(index, s.topic, lang) for s in ranked[:NEAREST] if s.score > 0)
+    best = ranked[0]
+    page = topic_page(index, best.topic, lang) if best.score >= threshold else None
+    return Route(lang=lang, page=page, score=best.score, nearest=nearest)
+
+
+def route_to_page(index: LibraryIndex, slug: str, lang: str) -> Route | None:
+    """The route to a topic the learner picked by its page's slug (a nearest topic they clicked)."""
+    page = index.by_slug.get(slug)
+    if page is None:
+        return None
+    page = topic_page(index, page.topic, lang)
+    return Route(lang=lang, page=page, score=None, nearest=(page,))
+
+
+@dataclass(frozen=True)
+class AnswerPlan:
+    refuse: bool  # no page: the backend writes only library topics and none fits
+    topic: str | None  # `PageRequest.topic`: the slug of the page to write, or to ground on
+    lang: str  # `PageRequest.lang`: the language the page will be in
+    event: dict  # the `topic` event (docs/protocol.md), without id and generation
+
+
+def answer_plan(route: Route, *, open_domain: bool) -> AnswerPlan:
+    """What to ask the backend for. A library-only backend writes the topic's page, in the page's own
+    language when the asked one has none, and refuses below the threshold; an open-domain backend
+    writes every question in its language, grounded on the nearest library page."""
+    if open_domain:
+        grounding = route.page or (route.nearest[0] if route.nearest else None)
+        lang = route.lang
+    else:
+        grounding = route.page
+        lang = route.page.lang if route.page else route.lang
+    event = {
+        "type": "topic",
+        "slug": route.page.slug if route.page else None,
+        "title": route.page.title if route.page else None,
+        "lang": lang,
+        "score": route.score,
+        "nearest": [{"slug": p.slug, "title": p.title} for p in route.nearest],
+    }
+    return AnswerPlan(
+        refuse=grounding is None and not open_domain,
+        topic=grounding.slug if grounding else None,
+        lang=lang,
+        event=event,
+    )

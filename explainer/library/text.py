@@ -1,0 +1,73 @@
+"""A question's text before routing: normalised, checked for content, and its script told."""
+
+from __future__ import annotations
+
+import unicodedata
+
+# Scripts whose letters make a question "in another language" (Latin counts as English: telling
+# French from English needs more than a script).
+SCRIPT_NAMES = {
+    "CYRILLIC": "Russian or another Cyrillic-script language",
+    "ARABIC": "Arabic",
+    "HEBREW": "Hebrew",
+    "DEVANAGARI": "Hindi or another Devanagari-script language",
+    "HANGUL": "Korean",
+    "HIRAGANA": "Japanese",
+    "KATAKANA": "Japanese",
+    "THAI": "Thai",
+    "GREEK": "Greek",
+    "BENGALI": "Bengali",
+    "TAMIL": "Tamil",
+    "ARMENIAN": "Armenian",
+    "GEORGIAN": "Georgian",
+    "ETHIOPIC": "Amharic or another Ethiopic-script language",
+}
+
+
+def clean_question(text: str) -> str:
+    """The question as stored and sent to the model: format characters (zero-width spaces and joiners,
+    bidi marks, BOM) removed, NFC, spaces collapsed. Full-width punctuation stays (Chinese uses it)."""
+    text = "".join(c for c in unicodedata.normalize("NFC", text) if unicodedata.category(c) != "Cf")
+    return " ".join(text.split())
+
+
+def normalise_question(text: str) -> str:
+    """The form questions are checked and matched in: `clean_question`, then NFKC (width and
+    compatibility forms folded: ｂｌｕｅ is blue)."""
+    return clean_question(unicodedata.normalize("NFKC", text))
+
+
+def has_content(text: str) -> bool:
+    """True when the text has a letter or a digit: punctuation, symbols and emoji alone say nothing."""
+    return any(unicodedata.category(c)[0] in "LN" for c in text)
+
+
+def script_of(char: str) -> str:
+    """The script of one letter, from its Unicode name: LATIN, CJK, CYRILLIC, ... ("" when unnamed)."""
+    name = unicodedata.name(char, "")
+    if name.startswith(("CJK ", "IDEOGRAPHIC")):
+        return "CJK"
+    return name.split(" ", 1)[0]
+
+
+def question_language(text: str) -> tuple[str | None, str]:
+    """("en" | "zh", "") for a question we can answer, else (None, the name of the language it looks like).
+
+    The language is the script of most of its letters: Han characters are Chinese, Latin letters
+    English; kana anywhere makes it Japanese, even among Han characters.
+    """
+    counts: dict[str, int] = {}
+    for c in text:
+        if unicodedata.category(c).startswith("L"):
+            script = script_of(c)
+            counts[script] = counts.get(script, 0) + 1
+    if not counts:
+        return "en", ""
+    if counts.get("HIRAGANA", 0) + counts.get("KATAKANA", 0) >= 2:
+        return None, SCRIPT_NAMES["HIRAGANA"]
+    top = max(counts, key=counts.get)
+    if top == "CJK":
+        return "zh", ""
+    if top == "LATIN":
+        return "en", ""
+    return None, SCRIPT_NAMES.get(top, "a language other than English or Chinese")

@@ -1,0 +1,70 @@
+"""Reads of the library: its pages, its index, routes for questions, example questions for the home page."""
+
+from __future__ import annotations
+
+import functools
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from explainer.library.index import LibraryIndex
+from explainer.library.records import LibraryPage, corpus_records
+from explainer.library.router import DEFAULT_THRESHOLD, Route, route_question, route_to_page
+
+
+@functools.cache
+def _corpus_pages() -> tuple[LibraryPage, ...]:
+    return tuple(corpus_records(settings.LIBRARY_DIR))
+
+
+def library_pages() -> tuple[LibraryPage, ...]:
+    """Every page the library holds now (today the corpus; pages teachers add will join here)."""
+    return _corpus_pages()
+
+
+@functools.lru_cache(maxsize=4)
+def _index_for(pages: tuple[LibraryPage, ...]) -> LibraryIndex:
+    return LibraryIndex(pages)
+
+
+def library_index() -> LibraryIndex:
+    """The index over `library_pages()`; rebuilt when they change, so new pages count without a restart."""
+    return _index_for(library_pages())
+
+
+def library_check() -> int:
+    """Load the library's records, or raise `ImproperlyConfigured` naming the file that is wrong."""
+    from model_worker.corpus import CorpusError
+
+    folder = settings.LIBRARY_DIR / "pages"
+    try:
+        pages = library_pages()
+    except CorpusError as exc:
+        raise ImproperlyConfigured(f"The library index in {folder} is corrupt: {exc}") from exc
+    except OSError as exc:
+        raise ImproperlyConfigured(f"The library index in {folder} cannot be read: {exc}") from exc
+    if not pages:
+        raise ImproperlyConfigured(f"The library index in {folder} is empty: no <slug>.json page records.")
+    return len(pages)
+
+
+def question_route(*, question: str, lang: str, picked: str | None = None) -> Route | None:
+    """The library route of a question; with `picked` (a page slug the learner clicked) that topic, or None
+    for a slug the library lacks."""
+    index = library_index()
+    if picked is not None:
+        return route_to_page(index, picked, lang)
+    return route_question(index, question, lang, threshold=DEFAULT_THRESHOLD)
+
+
+def thread_route(*, slug: str, lang: str) -> Route | None:
+    """The route of a follow-up: the thread's topic, in the asked language when the topic has it."""
+    return route_to_page(library_index(), slug, lang)
+
+
+def library_examples(*, lang: str, count: int = 4) -> list[str]:
+    """Questions the library answers with a page in `lang`: the first question of `count` pages spread
+    over the library (all pages when none is in `lang`)."""
+    pages = [p for p in library_pages() if p.lang == lang] or list(library_pages())
+    chosen = pages[:: max(1, len(pages) // count)][:count]
+    return [(p.questions_zh if lang == "zh" else p.questions_en)[0] for p in chosen]

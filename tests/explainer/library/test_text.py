@@ -1,0 +1,39 @@
+"""Questions are normalised before routing; empty ones and ones in other languages are told apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from explainer.library.text import clean_question, has_content, normalise_question, question_language
+
+
+def test_zero_width_and_format_characters_are_removed_and_width_folded():
+    assert normalise_question("\u200bWhy\u200d is the\ufeff sky ｂｌｕｅ？\u2060") == "Why is the sky blue?"
+
+
+def test_the_question_the_model_sees_keeps_chinese_punctuation():
+    assert clean_question(" 天空\u200b为什么是蓝色的？ ") == "天空为什么是蓝色的？"
+
+
+@pytest.mark.parametrize("text", ["", "???", "!!! …", "🤔🤔", "\u200b\u200c\u200d", "🌈?!", "？！。"])
+def test_punctuation_emoji_and_invisible_characters_alone_have_no_content(text):
+    assert not has_content(normalise_question(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [("Why is the sky blue?", "en"), ("为什么天空是蓝色的？", "zh"), ("DNA是怎样复制的？", "zh"),
+     ("Pourquoi le ciel est-il bleu ?", "en"), ("E=mc²?", "en")],
+)
+def test_english_and_chinese_questions_are_recognised(text, lang):
+    assert question_language(text) == (lang, "")
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("Почему небо голубое?", "Russian"), ("لماذا السماء زرقاء؟", "Arabic"), ("आसमान नीला क्यों है?", "Hindi"),
+     ("하늘은 왜 파란색이에요?", "Korean"), ("空はなぜ青いのですか？", "Japanese")],
+)
+def test_questions_in_other_scripts_are_named_not_answered(text, name):
+    lang, looks_like = question_language(text)
+    assert lang is None and name in looks_like

@@ -1,0 +1,46 @@
+"""Teachers see the topics their learners asked for that the library lacks, with counts, per class."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from explainer.services.generation import GenerationRejected, generation_create
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+
+
+def refused(**kwargs):
+    with pytest.raises(GenerationRejected) as exc:
+        generation_create(session_key="s", **kwargs)
+    assert exc.value.code == "unknown_topic"
+
+
+def test_requested_topics_are_counted_per_class_and_shown_only_to_its_teacher(
+    client, teacher, other_teacher, classroom, learner
+):
+    for question in ("How do vaccines work?", "how do vaccines work", "How does an electric motor spin?"):
+        refused(question=question, learner=learner)
+    refused(question="Why do cats purr?")  # outside any class
+
+    client.force_login(teacher)
+    page = client.get(reverse("teacher:requested-topics-class", args=[classroom.pk])).content.decode()
+    rows = page.split('id="requested-topics"')[1]
+    assert "How do vaccines work?" in rows or "how do vaccines work" in rows
+    assert '<td class="count">2</td>' in rows and '<td class="count">1</td>' in rows
+    assert "Electric circuits" in rows  # the nearest library page of the motor question
+    assert "cats purr" not in rows
+    everywhere = client.get(reverse("teacher:requested-topics")).content.decode()
+    assert "Year 7 science" in everywhere and "cats purr" not in everywhere
+
+    client.force_login(other_teacher)
+    assert client.get(reverse("teacher:requested-topics-class", args=[classroom.pk])).status_code == 404
+    assert "vaccines" not in client.get(reverse("teacher:requested-topics")).content.decode()
+
+
+def test_a_superuser_also_sees_questions_asked_outside_any_class(client, django_user_model):
+    refused(question="Why do cats purr?")
+    admin = django_user_model.objects.create_superuser("root", password="pw-root-123")
+    client.force_login(admin)
+    page = client.get(reverse("teacher:requested-topics")).content.decode()
+    assert "Why do cats purr?" in page and "no class" in page

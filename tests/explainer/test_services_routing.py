@@ -1,0 +1,118 @@
+"""Asking routes the question to a library topic first: the model is asked for that page, or nothing runs."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from explainer.models import Classroom, Generation, Learner, Thread, TopicRequest
+from explainer.services.generation import GenerationRejected, generation_create, generation_finish
+from model_worker import events
+from tests.support.net import OPEN_DOMAIN_TEST_BACKEND
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+
+UNKNOWN = "How does an electric motor turn electricity into motion?"
+
+
+def gpu_tasks(redis_db) -> list[tuple[str, dict]]:
+    """(generation id, request) of each generate_page message waiting on the gpu queue, oldest first."""
+    return [ast.literal_eval(json.loads(raw)["headers"]["argsrepr"]) for raw in reversed(redis_db.lrange("gpu", 0, -1))]
+
+
+def ask(django_capture_on_commit_callbacks, **kwargs) -> Generation:
+    with django_capture_on_commit_callbacks(execute=True):
+        return generation_create(session_key="s1", **kwargs)
+
+
+def stream(redis_db, generation: Generation) -> list[dict]:
+    return events.decode(events.since(redis_db, str(generation.pk)))
+
+
+def test_the_model_is_asked_for_the_routed_page_and_the_topic_event_follows_queued(
+    redis_db, django_capture_on_commit_callbacks
+):
+    generation = ask(django_capture_on_commit_callbacks, question="白天的天空为什么是蓝的？", lang="zh")
+    [(_, request)] = gpu_tasks(redis_db)
+    # The topic has an English page only: the library-only model writes that page, in English.
+    assert (request["topic"], request["lang"]) == ("sky-blue", "en")
+    queued, topic = stream(redis_db, generation)[:2]
+    assert (queued["type"], topic["type"], topic["id"]) == ("queued", "topic", 2)
+    assert (topic["slug"], topic["title"], topic["lang"]) == ("sky-blue", "Why the sky is blue", "en")
+    assert topic["score"] > 0.2 and topic["nearest"][0] == {"slug": "sky-blue", "title": "Why the sky is blue"}
+    assert generation.thread.topic_slug == "sky-blue"
+
+
+def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_teacher(redis_db):
+    teacher = get_user_model().objects.create_user("t", password="pw-123456789")
+    classroom = Classroom.objects.create(name="7B", teacher=teacher)
+    learner = Learner.objects.create(classroom=classroom, display_name="Ada")
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question=UNKNOWN, session_key="s1", learner=learner)
+    assert refused.value.code == "unknown_topic" and "no page" in refused.value.message
+    nearest = refused.value.extra["nearest"]
+    assert 1 <= len(nearest) <= 3 and nearest[0]["slug"] == "circuits"
+    assert refused.value.topic["slug"] is None and refused.value.topic["nearest"] == nearest
+    assert (Thread.objects.count(), Generation.objects.count(), redis_db.llen("gpu")) == (0, 0, 0)
+    request = TopicRequest.objects.get()
+    assert (request.classroom, request.learner, request.question) == (classroom, learner, UNKNOWN)
+    assert request.nearest[0] == "circuits"
+
+
+def test_a_nearest_topic_the_learner_picks_is_written_whatever_the_question(
+    redis_db, django_capture_on_commit_callbacks
+):
+    ask(django_capture_on_commit_callbacks, question="Electric circuits", topic="circuits")
+    [(_, request)] = gpu_tasks(redis_db)
+    assert request["topic"] == "circuits"
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="Anything", session_key="s1", topic="no-such-page")
+    assert refused.value.code == "bad_field"
+
+
+def test_a_follow_up_stays_on_the_threads_topic(redis_db, django_capture_on_commit_callbacks):
+    first = ask(django_capture_on_commit_callbacks, question="How do tides work?")
+    with django_capture_on_commit_callbacks(execute=True):
+        generation_finish(generation_id=first.pk, outcome={"status": "done", "html": "<html>tides</html>"})
+    # A follow-up whose words alone would route nowhere (or elsewhere) still revises the tides page.
+    follow = ask(django_capture_on_commit_callbacks, question="Now add a black hole", thread_id=first.thread_id)
+    _, request = gpu_tasks(redis_db)[-1]
+    assert request["topic"] == "tides" and request["previous_page"] == "<html>tides</html>"
+    assert stream(redis_db, follow)[1]["slug"] == "tides"
+
+
+def test_an_open_domain_backend_writes_an_unknown_topic_grounded_on_the_nearest_page(
+    redis_db, django_capture_on_commit_callbacks, monkeypatch
+):
+    monkeypatch.setenv("MODEL_BACKEND", OPEN_DOMAIN_TEST_BACKEND)
+    generation = ask(django_capture_on_commit_callbacks, question=UNKNOWN)
+    [(_, request)] = gpu_tasks(redis_db)
+    assert (request["topic"], request["lang"]) == ("circuits", "en")
+    topic = stream(redis_db, generation)[1]
+    assert topic["slug"] is None and topic["nearest"][0]["slug"] == "circuits"
+    assert TopicRequest.objects.count() == 0
+
+
+@pytest.mark.parametrize("question", ["?!?", "🤔🌈", "\u200b\u200d\u2060", "？。！ …"])
+def test_a_question_of_only_punctuation_emoji_or_invisible_characters_is_empty(redis_db, question):
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question=question, session_key="s1")
+    assert refused.value.code == "empty_question"
+    assert (Thread.objects.count(), TopicRequest.objects.count()) == (0, 0)
+
+
+@pytest.mark.parametrize(("question", "name"), [("Почему небо голубое?", "Russian"), ("하늘은 왜 파래요?", "Korean")])
+def test_a_question_in_another_language_is_refused_saying_which(redis_db, question, name):
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question=question, session_key="s1")
+    assert refused.value.code == "unsupported_language"
+    assert name in refused.value.message and "English or Chinese" in refused.value.message
+    assert (Thread.objects.count(), TopicRequest.objects.count()) == (0, 0)
+
+
+def test_zero_width_characters_do_not_reach_the_model(redis_db, django_capture_on_commit_callbacks):
+    generation = ask(django_capture_on_commit_callbacks, question="Why is the\u200b sky\u200d blue?")
+    assert generation.question == "Why is the sky blue?"
