@@ -104,7 +104,9 @@ export function createQuiz({ ui, w, tr, invalidate }) {
         else if (i === choice) button.classList.add("kit-quiz-wrong");
       });
       const said = item.feedback[choice] || (right ? "" : `${w.answerIs} ${item.options[item.answer]}`);
-      feedback.textContent = `${right ? w.correct : w.wrong} ${said}`.trim();
+      const verdict = right ? w.correct : w.wrong;
+      // Chinese full-width punctuation already ends the verdict; English wants a space.
+      feedback.textContent = said ? `${verdict}${/[。！？]$/.test(verdict) ? "" : " "}${said}` : verdict;
       feedback.className = `kit-quiz-feedback ${right ? "kit-quiz-good" : "kit-quiz-bad"}`;
       feedback.hidden = false;
       next.textContent = api.index + 1 < questions.length ? `${w.nextQuestion} ›` : w.finish;

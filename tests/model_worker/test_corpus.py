@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import statistics
 
 import pytest
 
@@ -14,8 +15,10 @@ from model_worker.corpus.coverage import (
     check_pairs,
     coverage_table,
     readme_with_table,
+    topics,
     unpaired_topics,
 )
+from model_worker.corpus.length import TARGET_MEDIAN, token_counts
 
 IMPORT_MAP = re.compile(r'<script type="importmap">(.*?)</script>', re.S)
 
@@ -143,7 +146,7 @@ def test_every_shipped_page_loads_only_the_vendored_three_and_the_kit():
         assert "http://" not in page.html and "https://" not in page.html, page.slug
         assert page.html.count('<script type="module">') == 1, page.slug
         lines = page.html.count("\n")
-        assert 40 <= lines <= 160, f"{page.slug}: {lines} lines"
+        assert 40 <= lines <= 300, f"{page.slug}: {lines} lines"
 
 
 def test_a_chinese_page_is_marked_chinese_for_the_kit_and_the_browser():
@@ -156,3 +159,18 @@ def test_a_chinese_page_is_marked_chinese_for_the_kit_and_the_browser():
 def test_a_copy_of_the_corpus_elsewhere_loads_the_same_pages(tmp_path):
     shutil.copytree(CORPUS_DIR / "pages", tmp_path / "pages")
     assert [p.slug for p in load_pages(tmp_path)] == [p.slug for p in load_pages()]
+
+
+def library_pages():
+    """Pages of topics written in both languages: the richer library standard of issue 11."""
+    return [page for by_lang in topics(load_pages()).values() if len(by_lang) == 2 for page in by_lang.values()]
+
+
+def test_pages_of_topics_in_both_languages_are_long_lessons_with_steps_and_a_quiz():
+    pages = library_pages()
+    assert pages, "at least the model topic is written in both languages"
+    counts = token_counts({p.slug: p.html for p in pages})
+    assert statistics.median(counts.values()) >= TARGET_MEDIAN, counts
+    assert min(counts.values()) >= 1500, counts
+    for page in pages:
+        assert "app.quiz(" in page.html and "app.steps(" in page.html, page.slug

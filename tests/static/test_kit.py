@@ -346,7 +346,7 @@ def test_a_chinese_page_gets_a_chinese_quiz_that_fits_a_phone(open_page):
     quiz = page.get_by_role("dialog", name="检验一下")
     assert quiz.locator(".kit-quiz-count").inner_text() == "第 1 题（共 3 题）"
     quiz.get_by_role("button", name="太阳").tap()
-    assert quiz.locator(".kit-quiz-feedback").inner_text() == "答对了！ 对，一年一圈。"
+    assert quiz.locator(".kit-quiz-feedback").inner_text() == "答对了！对，一年一圈。"
     assert quiz.get_by_role("button", name="下一题 ›").is_visible()
     box = quiz.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390
