@@ -1,5 +1,6 @@
 from .classroom import Classroom, Learner, Topic
 from .generation import Generation, PageVersion, RenderCheck, Thread
+from .library import LibraryPage
 from .moderation import ModerationItem
 
-__all__ = ["Classroom", "Generation", "Learner", "ModerationItem", "PageVersion", "RenderCheck", "Thread", "Topic"]
+__all__ = ["Classroom", "Generation", "Learner", "LibraryPage", "ModerationItem", "PageVersion", "RenderCheck", "Thread", "Topic"]
