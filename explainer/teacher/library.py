@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from explainer.models import LibraryPage, PageVersion
+from explainer.pages.export import download_response
 from explainer.selectors import classes as class_selectors
 from explainer.selectors.library_pages import library_page_for_teacher
 from explainer.services.library_pages import (
@@ -111,3 +112,19 @@ def library_thumbnail(request, page_id):
     if page is None or not page.thumbnail:
         raise Http404("No thumbnail")
     return HttpResponse(bytes(page.thumbnail), content_type="image/png")
+
+
+@login_required
+def library_download(request, page_id):
+    page = library_page_for_teacher(user=request.user, page_id=page_id)
+    if page is None:
+        raise Http404("No such library page")
+    return download_response(page.html, f"{page.slug}.html")
+
+
+@login_required
+def page_download(request, page_id):
+    page = class_selectors.page_for_teacher(user=request.user, page_id=page_id)
+    if page is None:
+        raise Http404("No such page")
+    return download_response(page.html, f"explainer-page-{page.pk}.html")

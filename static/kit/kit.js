@@ -21,6 +21,8 @@ let started = false;
 window.addEventListener("load", () => started || reportError(new Error("kit: start() was never called"), "kit"));
 
 function loadStylesheet() {
+  // An exported page (one self-contained file) carries the stylesheet inline.
+  if (document.querySelector("style[data-kit-css]")) return Promise.resolve();
   return new Promise((resolveLoad) => {
     const link = el("link", "", { rel: "stylesheet", href: new URL("./kit.css", import.meta.url).href });
     link.addEventListener("load", resolveLoad);

@@ -111,3 +111,16 @@ def test_another_teacher_can_neither_see_nor_add_to_the_class_library(client, ot
     client.force_login(other_teacher)
     assert client.get(reverse("teacher:library", args=[classroom.pk])).status_code == 404
     assert add(client, classroom, html=SKY.html).status_code == 404
+
+
+def test_the_teacher_downloads_a_library_page_and_a_generated_page_as_single_files(signed_in, classroom, learner, make_page):
+    row = LibraryPage.objects.create(classroom=classroom, slug="sky-blue", title="t", lang="en", topic="sky-blue",
+                                     questions=["q"], html=SKY.html, source="paste")
+    page = make_page(classroom=classroom, learner=learner, html=SKY.html)
+    for url, name in [(reverse("teacher:library-download", args=[row.pk]), "sky-blue.html"),
+                      (reverse("teacher:page-download", args=[page.pk]), f"explainer-page-{page.pk}.html")]:
+        response = signed_in.get(url)
+        assert response["Content-Disposition"] == f'attachment; filename="{name}"'
+        body = response.content.decode()
+        assert "<style data-kit-css>" in body and "/static/" not in body
+    assert 'id="download"' in signed_in.get(reverse("teacher:page", args=[page.pk])).content.decode()
