@@ -1,6 +1,8 @@
 from .classroom import Classroom, Learner, Topic
 from .generation import Generation, PageVersion, RenderCheck, Thread
-from .library import TopicRequest
+from .library import LibraryPage
 from .moderation import ModerationItem
+from .topic_request import TopicRequest
 
-__all__ = ["Classroom", "Generation", "Learner", "ModerationItem", "PageVersion", "RenderCheck", "Thread", "Topic", "TopicRequest"]
+__all__ = ["Classroom", "Generation", "Learner", "LibraryPage", "ModerationItem", "PageVersion", "RenderCheck",
+           "Thread", "Topic", "TopicRequest"]

@@ -1,27 +1,37 @@
-"""Questions the library has no page for, kept so teachers see which topics learners want next."""
+"""Pages a teacher added to their class's library: render-checked HTML written against the kit."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
-from .classroom import Classroom, Learner
+from .classroom import Classroom
+from .generation import PageVersion
 
 
-class TopicRequest(models.Model):
-    classroom = models.ForeignKey(
-        Classroom, null=True, blank=True, on_delete=models.CASCADE, related_name="topic_requests"
-    )
-    learner = models.ForeignKey(Learner, null=True, blank=True, on_delete=models.SET_NULL)
-    question = models.TextField()
-    # The question lower-cased with its end punctuation dropped: repeats of one question count together.
-    normalised = models.CharField(max_length=500, db_index=True)
-    lang = models.CharField(max_length=8, default="en")
-    nearest = models.JSONField(default=list, blank=True, help_text="Slugs of the nearest library pages.")
-    score = models.FloatField(default=0.0, help_text="The best topic's router score; under the threshold.")
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+class LibraryPage(models.Model):
+    class Source(models.TextChoices):
+        PASTE = "paste", "pasted"
+        UPLOAD = "upload", "uploaded"
+        GENERATED = "generated", "promoted from a generated page"
+
+    classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="library_pages")
+    slug = models.SlugField(max_length=90, help_text="The topic, with zh- in front for a Chinese page.")
+    title = models.CharField(max_length=120)
+    lang = models.CharField(max_length=8)
+    topic = models.CharField(max_length=80, help_text="Shared by the English and the Chinese page of one topic.")
+    questions = models.JSONField(default=list, help_text="Questions a learner might ask that this page answers.")
+    html = models.TextField()
+    source = models.CharField(max_length=16, choices=Source.choices)
+    source_page = models.ForeignKey(PageVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    check_report = models.JSONField(default=dict, blank=True, help_text="The render check it passed.")
+    thumbnail = models.BinaryField(null=True, blank=True, help_text="PNG bytes")
+    added_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["topic", "lang"]
+        constraints = [models.UniqueConstraint(fields=["classroom", "slug"], name="unique_library_slug_per_class")]
 
     def __str__(self) -> str:
-        return f"requested: {self.question[:60]}"
+        return f"{self.slug} ({self.classroom})"

@@ -9,6 +9,7 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
+from .export import download_response
 from .policy import origin_of, page_headers
 from .selectors import latest_thumbnail, page_for_viewer
 
@@ -60,3 +61,10 @@ def page_thumbnail(request, page_id: int):
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, max-age=60"
     return response
+
+
+@require_GET
+def page_download(request, page_id: int):
+    """The page as one self-contained HTML file (three.js and the kit inlined) that works offline."""
+    page = _viewable(request, page_id)
+    return download_response(page.html, f"explainer-page-{page.pk}.html")

@@ -19,6 +19,7 @@ from explainer.pages.policy import origin_of
 
 from . import probe
 from .pool import BrowserGone, CheckTimedOut, get_pool
+from .quiz import judge_quiz
 from .report import RenderReport
 from .server import PageServer
 
@@ -183,6 +184,9 @@ async def _run_checks(page, images, html: str, report: RenderReport, options: Ch
 
     await _judge_interaction(page, observer, box, report, options)
     report.timings["interaction_s"] = time.monotonic() - t0
+
+    await judge_quiz(page, report)
+    report.timings["quiz_s"] = time.monotonic() - t0
 
     await _judge_overflow(page, report)
     report.timings["overflow_s"] = time.monotonic() - t0

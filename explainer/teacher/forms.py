@@ -6,6 +6,7 @@ from django import forms
 
 from explainer.models import Classroom
 from explainer.selectors.exemplars import exemplar_choices
+from explainer.services.page_intake import MAX_PAGE_BYTES
 
 LANGUAGE_CHOICES = [("en", "English"), ("zh", "中文")]
 
@@ -55,3 +56,44 @@ class TopicForm(forms.Form):
 class JoinForm(forms.Form):
     join_code = forms.CharField(max_length=20, widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters"}))
     display_name = forms.CharField(max_length=60, label="Your name in the class")
+
+
+class LibraryPageForm(forms.Form):
+    """A page for the class library: pasted, uploaded, or one of the class's generated pages."""
+
+    html = forms.CharField(required=False, strip=False, label="Paste the HTML", widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+                           help_text="A whole page written against the page kit (docs/kit.md).")
+    file = forms.FileField(required=False, label="…or upload an .html file")
+    page = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="…or promote a generated page")
+    title = forms.CharField(max_length=120)
+    lang = forms.ChoiceField(choices=LANGUAGE_CHOICES, label="Language")
+    topic = forms.CharField(max_length=80, help_text="A key such as sky-blue, shared by the English and the Chinese page.")
+    questions = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
+                                help_text="Questions this page answers, one a line: the router matches learners' questions to them.")
+
+    def __init__(self, *args, page_choices=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["page"].choices = [("", "—"), *page_choices]
+
+    def clean_file(self):
+        upload = self.cleaned_data.get("file")
+        if upload is None:
+            return None
+        if upload.size > MAX_PAGE_BYTES:
+            raise forms.ValidationError(f"the file is {upload.size / 1024 / 1024:.1f} MB; the limit is 2 MB")
+        try:
+            return upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise forms.ValidationError("not an HTML page: the file is not UTF-8 text") from exc
+
+    def clean(self):
+        data = super().clean()
+        given = [name for name in ("html", "file", "page") if data.get(name)]
+        if len(given) != 1 and not self.errors.get("file"):
+            raise forms.ValidationError("Give exactly one page: paste it, upload it, or pick a generated page.")
+        data["questions"] = [q.strip() for q in data.get("questions", "").splitlines() if q.strip()]
+        return data
+
+    @property
+    def source_field(self) -> str:
+        return next((name for name in ("html", "file", "page") if self.cleaned_data.get(name)), "html")

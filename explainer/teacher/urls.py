@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from explainer.teacher import join, views
+from explainer.teacher import join, library, views
 
 panel = [
     path("", views.dashboard, name="dashboard"),
@@ -15,6 +15,11 @@ panel = [
     path("classes/<int:classroom_id>/topics/", views.topic_save, name="topic-new"),
     path("classes/<int:classroom_id>/topics/<int:topic_id>/", views.topic_save, name="topic"),
     path("classes/<int:classroom_id>/review/", views.review, name="review"),
+    path("classes/<int:classroom_id>/library/", library.library, name="library"),
+    path("library/<int:page_id>/delete/", library.library_delete, name="library-delete"),
+    path("library/<int:page_id>/thumbnail.png", library.library_thumbnail, name="library-thumbnail"),
+    path("library/<int:page_id>/download/", library.library_download, name="library-download"),
+    path("pages/<int:page_id>/download.html", library.page_download, name="page-download"),
     path("classes/<int:classroom_id>/moderation/", views.moderation_queue, name="moderation"),
     path("classes/<int:classroom_id>/usage/", views.usage, name="usage"),
     path("classes/<int:classroom_id>/usage.csv", views.usage_csv, name="usage-csv"),

@@ -186,10 +186,20 @@ function showNearest(nearest) {
   $("nearest").hidden = chips.length === 0;
 }
 
+// The page's signed link, one path further: the page as one file that works without a network.
+function offerDownload(url) {
+  const download = new URL(url, location.href);
+  download.pathname = download.pathname.replace(/\/?$/, "/download/");
+  $("page-download").href = download.href;
+  $("page-download").hidden = false;
+}
+if ($("page-frame").getAttribute("src")) offerDownload($("page-frame").getAttribute("src"));
+
 function showPage(url, question, page) {
   const frame = $("page-frame");
   frame.src = url;
   frame.dataset.page = page ?? "";
+  offerDownload(url);
   $("page-question").textContent = question;
   show("result");
   $("follow-question").value = "";

@@ -14,6 +14,7 @@ export const hooks = {
   openPart: null,
   timeline: null,
   sliders: [],
+  quiz: null,
   frames: 0,
 };
 window.__kit = hooks;

@@ -7,6 +7,7 @@ import { CSS2DRenderer } from "three/addons/renderers/CSS2DRenderer.js";
 import { hooks, reportError, reportReady } from "./bridge.js";
 import { createControls } from "./controls.js";
 import { createParts } from "./parts.js";
+import { createQuiz } from "./quiz.js";
 import { shapes } from "./shapes.js";
 import { pickLang, resolve, words } from "./text.js";
 import { buildLayout, el, fillHeading, legendCard } from "./ui.js";
@@ -20,6 +21,8 @@ let started = false;
 window.addEventListener("load", () => started || reportError(new Error("kit: start() was never called"), "kit"));
 
 function loadStylesheet() {
+  // An exported page (one self-contained file) carries the stylesheet inline.
+  if (document.querySelector("style[data-kit-css]")) return Promise.resolve();
   return new Promise((resolveLoad) => {
     const link = el("link", "", { rel: "stylesheet", href: new URL("./kit.css", import.meta.url).href });
     link.addEventListener("load", resolveLoad);
@@ -149,6 +152,7 @@ export function start(options = {}) {
 
   const parts = createParts({ scene, camera, renderer, ui, tr, invalidate });
   const controlsDock = createControls({ ui, w, tr, guarded, invalidate, reducedMotion });
+  const quiz = createQuiz({ ui, w, tr, invalidate });
 
   function legend(items) {
     const card = legendCard(items.map((i) => ({ color: i.color, text: tr(i.text) })), w.legend);
@@ -202,7 +206,8 @@ export function start(options = {}) {
     const after = hooks.frames;
     const wait = () => {
       if (hooks.frames >= after + 2 || hooks.state === "error") {
-        reportReady({ parts: [...hooks.parts], animations: [...hooks.animations], sliders: hooks.sliders.length });
+        reportReady({ parts: [...hooks.parts], animations: [...hooks.animations], sliders: hooks.sliders.length,
+                      quiz: hooks.quiz ? hooks.quiz.count : 0 });
       } else {
         invalidate();
         requestAnimationFrame(wait);
@@ -217,6 +222,7 @@ export function start(options = {}) {
     ...shapes(scene),
     part: parts.part, label: parts.label, open: parts.open, legend,
     slider: controlsDock.slider, toggle: controlsDock.toggle, timeline: controlsDock.timeline, steps: controlsDock.steps,
+    quiz,
     onFrame, focus, invalidate,
   };
 }

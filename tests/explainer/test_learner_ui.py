@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,10 @@ def test_a_learner_asks_watches_the_drafts_sees_the_page_and_follows_up(browser,
     page_frame = page.frame_locator("#page-frame")
     expect(page_frame.locator("h1")).to_have_text("Why is the sky blue?", timeout=TIMEOUT_MS)
     expect(page.locator("#versions li")).to_have_count(1)
+    # The page can be saved as one file that works offline: the same signed link, one path further.
+    download = page.locator("#page-download")
+    expect(download).to_be_visible()
+    assert re.search(r"/pages/\d+/download/\?k=", download.get_attribute("href"))
     assert "/t/" in page.url  # the thread has its own address to come back to
 
     # Nothing spills sideways at phone width.

@@ -35,6 +35,16 @@ app.slider({ label: "Sun size", min: 0.5, max: 2, step: 0.1, value: 1 }, (v) => 
 app.steps([{ title: "Spring", text: "March.", at: 0 }, { title: "Autumn", text: "September.", at: 6 }]);
 """
 
+QUIZ = SOLAR + """
+window.quiz = app.quiz([
+  { q: {en: "What does Earth go round?", zh: "地球绕着什么转？"}, options: [{en: "The Sun", zh: "太阳"}, {en: "The Moon", zh: "月亮"}],
+    answer: 0, feedback: [{en: "Yes: once a year.", zh: "对，一年一圈。"}, {en: "No: the Moon goes round Earth.", zh: "不对，是月亮绕地球。"}] },
+  { q: "How long is a year?", options: ["A day", "About 365 days", "A month"], answer: 1,
+    feedback: "One orbit of the Sun takes about 365 days." },
+  { q: "Which is bigger?", options: ["Earth", "The Sun"], answer: 1 },
+]);
+"""
+
 
 def page_html(script: str, lang: str = "en") -> str:
     return (
@@ -301,3 +311,50 @@ def test_reduced_motion_keeps_the_timeline_still_until_play(open_page):
     page.get_by_role("button", name="Play").click()
     page.wait_for_timeout(300)
     assert page.evaluate("__kit.time") > 0
+
+
+def test_the_quiz_gives_feedback_on_each_answer_and_a_score_at_the_end(open_page):
+    opened = open_page(QUIZ)
+    page = opened.page
+    assert page.evaluate("__kit.quiz.count") == 3
+    page.get_by_role("button", name="✓ Check your understanding").click()
+    quiz = page.get_by_role("dialog", name="Check your understanding")
+    assert quiz.locator(".kit-quiz-count").inner_text() == "Question 1 of 3"
+    assert quiz.locator(".kit-quiz-question").inner_text() == "What does Earth go round?"
+    quiz.get_by_role("button", name="The Moon").click()
+    assert quiz.locator(".kit-quiz-feedback").inner_text() == "Not quite. No: the Moon goes round Earth."
+    assert quiz.get_by_role("button", name="The Sun").is_disabled()
+    assert "kit-quiz-right" in quiz.get_by_role("button", name="The Sun").get_attribute("class")
+    quiz.get_by_role("button", name="Next question ›").click()
+    quiz.get_by_role("button", name="About 365 days").click()
+    assert quiz.locator(".kit-quiz-feedback").inner_text() == "Correct! One orbit of the Sun takes about 365 days."
+    page.keyboard.press("Enter")  # the focused Next button
+    quiz.get_by_role("button", name="Earth").click()
+    assert quiz.locator(".kit-quiz-feedback").inner_text() == "Not quite. The answer is: The Sun"
+    quiz.get_by_role("button", name="See my score").click()
+    assert quiz.locator(".kit-quiz-question").inner_text() == "You got 1 of 3 right."
+    page.keyboard.press("Escape")
+    assert quiz.is_hidden()
+    assert page.evaluate("__kit.state") == "ready"
+    assert opened.problems == []
+
+
+def test_a_chinese_page_gets_a_chinese_quiz_that_fits_a_phone(open_page):
+    page = open_page(QUIZ.replace("start({", 'start({ lang: "zh",'), lang="zh",
+                     viewport=(390, 844), has_touch=True, is_mobile=True).page
+    page.get_by_role("button", name="✓ 检验一下").tap()
+    quiz = page.get_by_role("dialog", name="检验一下")
+    assert quiz.locator(".kit-quiz-count").inner_text() == "第 1 题（共 3 题）"
+    quiz.get_by_role("button", name="太阳").tap()
+    assert quiz.locator(".kit-quiz-feedback").inner_text() == "答对了！对，一年一圈。"
+    assert quiz.get_by_role("button", name="下一题 ›").is_visible()
+    box = quiz.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_a_quiz_whose_answer_is_not_one_of_its_options_is_reported_as_a_page_error(open_page):
+    page = open_page('import { start } from "kit"; const app = start({});'
+                     'app.quiz([{ q: "Why?", options: ["a", "b"], answer: 2 }]);').page
+    assert page.evaluate("__kit.state") == "error"
+    assert "quiz question 1: answer must be the index of the right option, 0..1" in page.evaluate("__kit.errors")[0]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import pytest
 
 from model_worker.corpus import load_pages
+from model_worker.corpus.coverage import topics
 from tests.support.kit import kit_state
 
 pytestmark = pytest.mark.browser
 
 PAGES = load_pages()
+# Topics written in both languages are library lessons (issue 11): more parts, narration and a quiz.
+LIBRARY = {page.slug for by_lang in topics(PAGES).values() if len(by_lang) == 2 for page in by_lang.values()}
 
 
 def open_exemplar(browser, kit_server, slug, **context_options):
@@ -83,5 +86,22 @@ def test_an_exemplar_is_ready_clickable_responds_to_its_controls_and_fits_a_phon
         assert free >= 844 / 3, f"only {free:.0f} px left for the scene"
         assert problems == []
         assert page.evaluate("__kit.state") == "ready"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("slug", sorted(LIBRARY))
+def test_a_library_lesson_has_parts_a_control_narration_and_a_quiz_that_answers(browser, kit_server, slug):
+    context, page, problems, state = open_exemplar(browser, kit_server, slug, viewport={"width": 1000, "height": 700})
+    try:
+        assert state == "ready", page.evaluate("__kit.errors")
+        assert len(page.evaluate("__kit.parts")) >= 3
+        assert page.evaluate("__kit.sliders.length") >= 1
+        assert page.evaluate("__kit.step().count") >= 4
+        assert page.evaluate("__kit.quiz.count") == 3
+        page.locator(".kit-quiz-open").click()
+        page.locator(".kit-quiz-option").first.click()
+        assert page.locator(".kit-quiz-feedback").inner_text()
+        assert problems == []
     finally:
         context.close()
