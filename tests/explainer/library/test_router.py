@@ -20,7 +20,8 @@ def index() -> LibraryIndex:
     ("question", "lang", "slug"),
     [
         ("What makes the daytime sky look blue?", "en", "sky-blue"),  # English question, English page
-        ("白天的天空为什么是蓝的？", "zh", "sky-blue"),  # Chinese question, English page
+        ("白天的天空为什么是蓝的？", "zh", "zh-sky-blue"),  # a topic in both languages: the asked one
+        ("摆的周期跟什么有关？", "zh", "pendulum-period"),  # Chinese question, English page
         ("What happens during a solar eclipse?", "en", "zh-eclipses"),  # English question, Chinese page
         ("火山为什么会爆发？", "zh", "zh-volcanoes"),  # Chinese question, Chinese page
         ("How does a rainbow form?", "en", "zh-rainbow"),  # the home page's old example chip
