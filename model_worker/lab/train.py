@@ -109,6 +109,7 @@ PRESETS: dict[str, TrainConfig] = {
 class Example:
     ids: list[int]
     prompt_len: int
+    slug: str = ""  # the page it teaches
 
 
 def build_examples(tok, pages: list[Page], cfg: TrainConfig, log=print) -> tuple[list[Example], list[Example]]:
@@ -126,7 +127,7 @@ def build_examples(tok, pages: list[Page], cfg: TrainConfig, log=print) -> tuple
                 if len(prompt) + len(target) > cfg.context:
                     too_long[page.slug] = max(too_long.get(page.slug, 0), len(prompt) + len(target))
                     continue
-                bucket.append(Example(ids=prompt + target, prompt_len=len(prompt)))
+                bucket.append(Example(ids=prompt + target, prompt_len=len(prompt), slug=page.slug))
     for slug, need in too_long.items():
         log(f"warning: page {slug!r} needs {need} tokens with its prompt, more than the training context "
             f"of {cfg.context}; its longer examples are left out")
@@ -303,7 +304,9 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
         bar.set_postfix(loss=f"{value:.3f}", block=block_size)
         done = step + 1
         if done % cfg.save_every == 0 or done == end:
-            _save(out, model, optimizer, tok, cfg, done, losses, [p.slug for p in pages])
+            # writable_pages: the pages whose direct examples fit the context, the ones the checkpoint writes
+            _save(out, model, optimizer, tok, cfg, done, losses, [p.slug for p in pages],
+                  sorted({e.slug for e in direct}))
             if not progress:
                 log(f"step {done}/{cfg.steps} loss {_mean(losses[-cfg.save_every:]):.4f} "
                     f"({time.perf_counter() - t0:.0f}s)")
@@ -324,7 +327,7 @@ def _mean(xs: list[float]) -> float:
 
 
 def _save(out: Path, model, optimizer, tok, cfg: TrainConfig, step: int, losses: list[float],
-          slugs: list[str]) -> None:
+          slugs: list[str], writable: list[str]) -> None:
     """Write the resumable state, then the loadable checkpoint; each file is replaced atomically."""
     tmp = out / (STATE_FILE + ".tmp")
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
@@ -334,7 +337,8 @@ def _save(out: Path, model, optimizer, tok, cfg: TrainConfig, step: int, losses:
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))
     (out / "training.json").write_text(json.dumps(
-        {"step": step, "config": _config_to_dict(cfg), "loss_last_50": _mean(losses[-50:]), "pages": slugs},
+        {"step": step, "config": _config_to_dict(cfg), "loss_last_50": _mean(losses[-50:]), "pages": slugs,
+         "writable_pages": writable},
         indent=2, ensure_ascii=False) + "\n")
 
 

@@ -193,3 +193,13 @@ def test_head_steps_draw_their_own_block_sizes_and_page_steps_keep_theirs():
     assert _config_from_dict(_config_to_dict(cfg)) == cfg
     with pytest.raises(ValueError, match="head_block_weights"):
         replace(PRESETS["demo"], head_block_weights=(1, 1))
+
+
+def test_the_training_record_names_the_pages_the_checkpoint_can_write(tmp_path):
+    import json
+
+    long_page = replace(PAGES[0], slug="long-one", html=PAGES[0].html * 30)
+    cfg = replace(PRESETS["tiny"], steps=2, save_every=2)
+    train(cfg, tmp_path, pages=[*PAGES, long_page], progress=False, log=lambda _: None)
+    record = json.loads((tmp_path / "training.json").read_text())
+    assert "long-one" in record["pages"] and record["writable_pages"] == sorted(p.slug for p in PAGES)
