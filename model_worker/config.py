@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from model_worker.sampler.decodings import DECODINGS
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BACKEND = "model_worker.backends.clover:CloverBackend"
 DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
 DEVICES = ("auto", "cpu", "cuda")
-DECODINGS = ("diffusion", "verified", "ar")  # the named settings of backends.clover.DECODING
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""Block-diffusion sampler for Clover: commit rules, the decoding loop and its figures."""
+"""Block-diffusion sampler for Clover: the decodings, their commit rules and their figures."""
 
-from .config import RULES, SamplerConfig
-from .loop import generate
+from .config import DECODINGS, RULES, SamplerConfig
+from .decodings import PRESETS, check_trained, generate, preset
 from .stats import GenerationOutput, GenerationStats
 
-__all__ = ["RULES", "GenerationOutput", "GenerationStats", "SamplerConfig", "generate"]
+__all__ = ["DECODINGS", "PRESETS", "RULES", "GenerationOutput", "GenerationStats", "SamplerConfig",
+           "check_trained", "generate", "preset"]
