@@ -30,7 +30,7 @@ system:
 	fi
 
 vendor: venv
-	$(PY) static/vendor.py
+	$(PY) scripts/vendor.py
 
 setup: venv system vendor
 
@@ -51,7 +51,7 @@ test: setup
 	else echo "PostgreSQL not listening on 127.0.0.1:5432: skipped the PostgreSQL pass"; fi
 
 lint: venv
-	$(VENV)/bin/ruff check explainer model_worker tests
+	$(VENV)/bin/ruff check explainer model_worker tests scripts
 
 bench: venv
 	$(PY) -m model_worker.lab.bench

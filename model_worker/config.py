@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from model_worker.backends.base import LIBRARY_ONLY, BackendCapabilities
+from model_worker.sampler.config import DECODINGS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BACKEND = "model_worker.backends.clover:CloverBackend"
 DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
 DEVICES = ("auto", "cpu", "cuda")
-DECODINGS = ("diffusion", "verified", "ar")  # the named settings of backends.clover.DECODING
 # The demo checkpoint writes the library's topics and nothing else (CloverBackend.capabilities).
 CLOVER_CAPABILITIES = BackendCapabilities(open_domain=False, revises_pages=True, streams="drafts", context=2560)
 # Capabilities of the backends shipped here, so that reading them imports no torch; any other backend's

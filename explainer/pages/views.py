@@ -9,9 +9,10 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
+from explainer.selectors.pages import latest_thumbnail, page_for_viewer
+
 from .export import download_response
 from .policy import origin_of, page_headers
-from .selectors import latest_thumbnail, page_for_viewer
 
 
 def _request_origin(request) -> str:

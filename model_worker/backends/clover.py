@@ -14,14 +14,6 @@ from model_worker.config import CLOVER_CAPABILITIES, DEFAULT_MODEL_PATH, default
 from model_worker.prompt import build_prompt, check_fits, extract_page
 from model_worker.tokenizer import load_tokenizer
 
-# Named decoding settings. `verified` (the default) drafts 32-token blocks by block diffusion and keeps
-# what block size 1 confirms: the `ar` text in far fewer forwards. `diffusion` commits what a block's
-# denoising steps are sure of; `ar` is the same checkpoint at block size 1.
-DECODING = {
-    "diffusion": dict(block_size=32, rule="threshold", threshold=0.96, fallback="prefix"),
-    "verified": dict(block_size=32, rule="verified"),
-    "ar": dict(block_size=1, rule="threshold", threshold=0.9),
-}
 MIN_PAGE_TOKENS = 256
 DRAFT_MIN_INTERVAL_S = 0.05  # at most ~20 drafts a second: a screen needs no more (the one throttle)
 
@@ -73,24 +65,21 @@ class CloverBackend:
         self.pieces = ["" if i in special else self.tok.decode([i]) for i in range(len(self.tok))]
 
     def _sampler(self, decoding: str, max_new_tokens: int | None, overrides: dict):
-        from model_worker.sampler import SamplerConfig
+        """The named settings of `decoding` (model_worker.sampler.decodings) with `overrides`, checked
+        against the block sizes this checkpoint was trained for."""
+        from model_worker.sampler import check_trained, preset
 
-        if decoding not in DECODING:
-            raise ValueError(f"unknown decoding {decoding!r}; choose one of {', '.join(DECODING)}")
-        cfg = SamplerConfig(**{**DECODING[decoding], **overrides}, max_new_tokens=max_new_tokens or self.context)
-        trained = list(self.model.config.trained_block_sizes)
-        if cfg.block_size not in trained:
-            raise ValueError(f"block size {cfg.block_size} was not trained for the checkpoint in "
-                             f"{self.path}; trained block sizes: {trained}")
+        cfg = preset(decoding, **overrides, max_new_tokens=max_new_tokens or self.context)
+        try:
+            check_trained(cfg, self.model.config.trained_block_sizes)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (checkpoint in {self.path})") from None
         return cfg
 
     def with_decoding(self, decoding: str, **overrides) -> CloverBackend:
-        """Another backend over the same loaded weights with other decoding settings."""
+        """Another backend over the same loaded weights, decoding with `decoding`'s settings and `overrides`."""
         other = copy.copy(self)
-        keep = {k: getattr(self.sampler, k) for k in ("rule", "threshold", "factor", "entropy_bound", "k", "fallback")}
-        if decoding == "verified" or self.sampler.rule == "verified":
-            keep = {}  # verification is its own rule: the threshold knobs neither carry over nor come back
-        other.sampler = self._sampler(decoding, self.sampler.max_new_tokens, {**keep, **overrides})
+        other.sampler = self._sampler(decoding, self.sampler.max_new_tokens, overrides)
         return other
 
     def prompt_ids(self, request: PageRequest) -> list[int]:

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
-from model_worker.backends.clover import DECODING
 from model_worker.config import DEFAULT_MODEL_PATH, REPO_ROOT, resolve_device
 from model_worker.lab.slots import corpus_sequences, format_slots, slot_confidence, trained_pages
+from model_worker.sampler import PRESETS
 from model_worker.sampler.config import FALLBACKS
 
 # (lang, question, corpus slug it should produce). New wording: none of these is a training question.
@@ -74,10 +74,11 @@ def run_decoding(backend, prompts, *, warmup: bool = True) -> tuple[dict, list[s
     seconds = max(totals["seconds"], 1e-9)
     expected = corpus_titles()
     figures = {
+        "decoding": backend.sampler.decoding,
         "block_size": backend.sampler.block_size,
-        "rule": backend.sampler.rule,
-        "threshold": backend.sampler.threshold,
-        "fallback": backend.sampler.fallback,
+        # The commit rule is diffusion's; the other decodings never read it.
+        **{k: getattr(backend.sampler, k) if backend.sampler.decoding == "diffusion" else None
+           for k in ("rule", "threshold", "fallback")},
         "prompts": n,
         "tokens": totals["tokens"],
         "forwards": totals["forwards"],
@@ -195,7 +196,7 @@ def forward_costs(path: Path, *, device: str = "auto", threads: int | None = Non
     history = min(history, backend.context // 2) // b * b
     hist = torch.randint(10, model.config.vocab_size, (1, history), generator=torch.Generator().manual_seed(0))
     hist = hist.to(dev)
-    vb = block_size or DECODING["verified"]["block_size"]
+    vb = block_size or PRESETS["verified"].block_size
     out = {"threads": torch.get_num_threads(), "history": history, "block_size": b, "verified_block_size": vb}
     kinds = (("ar_step", 1, 1, 0, 1), ("block_step", b, b, 0, b // 2), ("commit_step", b, 2 * b, 1, b // 2 + 1))
     for name, bs, q, commit, keep in kinds:
@@ -223,10 +224,10 @@ def slots_report(path: Path, *, device: str = "auto", pages: int, block_size: in
     if threads:
         torch.set_num_threads(threads)
     tok, model = load_checkpoint(path, device)
-    default = DECODING["diffusion"]
+    default = PRESETS["diffusion"]
     return slot_confidence(model, corpus_sequences(tok, Path(path), pages),
-                           block_size=block_size or default["block_size"],
-                           threshold=default["threshold"] if threshold is None else threshold)
+                           block_size=block_size or default.block_size,
+                           threshold=default.threshold if threshold is None else threshold)
 
 
 def titles_report(path: Path, *, device: str = "auto", pages: int, threads: int | None = None) -> dict:
@@ -326,12 +327,12 @@ def main(argv: list[str] | None = None) -> None:
                         f"{DEFAULT_PROMPTS}; with --corpus-questions, of those, default all)")
     parser.add_argument("--corpus-questions", action="store_true",
                         help="ask every corpus page's first training question instead of the fixed prompt set")
-    default = DECODING["diffusion"]
-    parser.add_argument("--block-size", type=int, help=f"default {default['block_size']}")
-    parser.add_argument("--rule", help=f"default {default['rule']}")
-    parser.add_argument("--threshold", type=float, help=f"default {default['threshold']}")
+    default = PRESETS["diffusion"]
+    parser.add_argument("--block-size", type=int, help=f"default {default.block_size}")
+    parser.add_argument("--rule", help=f"diffusion's commit rule; default {default.rule}")
+    parser.add_argument("--threshold", type=float, help=f"default {default.threshold}")
     parser.add_argument("--fallback", choices=FALLBACKS,
-                        help=f"what every step commits at least, and where (SamplerConfig); default {default['fallback']}")
+                        help=f"what every step commits at least, and where (SamplerConfig); default {default.fallback}")
     parser.add_argument("--max-new-tokens", type=int)
     parser.add_argument("--render", action="store_true", help="also render-check every page in Chromium")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from model_worker.sampler.config import SamplerConfig
-from model_worker.sampler.loop import check_request
+from model_worker.sampler import SamplerConfig, check_trained
+from model_worker.sampler.loop import check_prompts
 
 
 def trained_pages(checkpoint: Path, limit: int | None = None) -> list:
@@ -47,7 +47,8 @@ def corpus_sequences(tok, checkpoint: Path, limit: int) -> list[tuple[int, list[
 def slot_confidence(model, sequences: list[tuple[int, list[int]]], *, block_size: int, threshold: float) -> dict:
     """sequences: (prompt length, prompt + target ids). Every whole block after the prompt is measured."""
     b = block_size
-    check_request(model, [ids[:n] for n, ids in sequences], SamplerConfig(block_size=b, max_new_tokens=1))
+    check_trained(SamplerConfig(block_size=b), model.config.trained_block_sizes)
+    check_prompts(model, [ids[:n] for n, ids in sequences])
     mask_id = model.config.mask_token_id
     right = torch.zeros(b)
     sure_right = torch.zeros(b)

@@ -1,7 +1,19 @@
-"""Block-diffusion sampler for Clover: commit rules, the decoding loop and its figures."""
+"""Block-diffusion sampler for Clover: the decodings, their commit rules and their figures.
 
-from .config import RULES, SamplerConfig
-from .loop import generate
+The decoding loops (and torch) load on first use, so reading the names of the decodings
+(`model_worker.sampler.config.DECODINGS`) stays light enough for the web tier.
+"""
+
+from .config import DECODINGS, RULES, SamplerConfig
 from .stats import GenerationOutput, GenerationStats
 
-__all__ = ["RULES", "GenerationOutput", "GenerationStats", "SamplerConfig", "generate"]
+__all__ = ["DECODINGS", "PRESETS", "RULES", "GenerationOutput", "GenerationStats", "SamplerConfig",
+           "check_trained", "generate", "preset"]
+
+
+def __getattr__(name: str):
+    if name in ("PRESETS", "check_trained", "generate", "preset"):
+        from . import decodings
+
+        return getattr(decodings, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""The decoding loop: blocks left to right, each denoised from all-mask, committed with exact caching.
+"""The diffusion loop: blocks left to right, each denoised from all-mask, committed with exact caching.
 
 All sequences of a batch advance block by block together: a row whose block is finished waits (its
 logits are ignored) until every row has finished the block, then one forward over [finished block,
@@ -7,29 +7,22 @@ next block] commits the former into the caches and takes the first denoising ste
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import torch
 
 from .config import SamplerConfig
+from .rows import Rows
 from .rules import predict, select
-from .stats import GenerationOutput, outputs
-from .verified import generate_verified
+from .stats import GenerationOutput
 
 StepCallback = Callable[[int, int, list[int], list[bool]], None]
 BlockCallback = Callable[[int, int, list[int]], None]
 
 
-def check_request(model, prompts: list[list[int]], cfg: SamplerConfig) -> None:
-    """Reject what the checkpoint cannot do, naming the offending value."""
-    config = model.config
-    if cfg.block_size not in config.trained_block_sizes:
-        raise ValueError(
-            f"block size {cfg.block_size} was not trained for this checkpoint; "
-            f"trained block sizes: {list(config.trained_block_sizes)}"
-        )
-    context = config.max_position_embeddings
+def check_prompts(model, prompts: list[list[int]]) -> None:
+    """Reject prompts the checkpoint cannot continue, naming the offending one."""
+    context = model.config.max_position_embeddings
     for i, prompt in enumerate(prompts):
         if not prompt:
             raise ValueError(f"prompt {i} is empty; it needs at least one token")
@@ -86,7 +79,7 @@ class BlockScores:
 
 
 @torch.inference_mode()
-def generate(
+def generate_blocks(
     model,
     prompts: list[list[int]],
     cfg: SamplerConfig,
@@ -94,19 +87,16 @@ def generate(
     on_block: BlockCallback | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[GenerationOutput]:
-    """Generate a continuation for every prompt; callbacks see drafts and finished blocks (generated part).
+    """Diffusion decoding (and, at block size 1, autoregressive decoding); see `decodings.generate`.
 
     on_step(seq, block, tokens, masked) after every denoising step of a sequence's block; on_block(seq,
-    block, tokens) when it is finished, EOS trimmed. `block` counts this call's blocks from 0.
+    block, tokens) when it is finished, EOS trimmed. The caller has checked the block size and prompts.
     """
-    check_request(model, prompts, cfg)
-    if cfg.rule == "verified":
-        return generate_verified(model, prompts, cfg, on_step, on_block, should_stop)
-    start = time.perf_counter()
     config, bs = model.config, cfg.block_size
     device = next(model.parameters()).device
     mask_id, eos_ids = config.mask_token_id, config.eos_token_ids
     n = len(prompts)
+    done = Rows(n, eos_ids, on_block)
     lengths = [len(p) for p in prompts]
     ends = [min(p + cfg.max_new_tokens, config.max_position_embeddings) for p in lengths]  # exclusive
     capacity = max(-(-e // bs) * bs for e in ends) + 2 * bs
@@ -116,7 +106,7 @@ def generate(
         generators = [torch.Generator(device=device).manual_seed(cfg.seed + i) for i in range(n)]
 
     # Prefill the prompt's whole blocks; the rest of the prompt opens the first current block.
-    forwards = [0] * n
+    forwards = done.forwards
     head = torch.zeros(n, config.vocab_size, device=device)  # logits for each current block's first slot
     cur = torch.full((n, bs), mask_id, dtype=torch.long, device=device)
     starts = []
@@ -131,22 +121,16 @@ def generate(
         cur[i, : len(prompt) - hist] = ids[hist:]
         starts.append(hist)
 
-    rows = list(range(n))  # original index of every row still in the batch
-    out_tokens: list[list[int]] = [[] for _ in range(n)]
-    stopped: list[str | None] = [None] * n
-    finish = [0.0] * n
-    first_block = [0.0] * n
     prev, pending = cur, False  # the previous block: finished, not yet in the caches
     arange = torch.arange(bs, device=device)
     block_no = 0
     eos = torch.tensor(eos_ids or [-1], device=device)
     lazy = bs > 1 and cfg.rule == "threshold" and cfg.fallback == "prefix"
 
-    while rows:
-        if should_stop is not None and should_stop():
-            for i in rows:
-                stopped[i], finish[i] = "stop", time.perf_counter() - start
+    while done.rows:
+        if done.stop_requested(should_stop):
             break
+        rows = done.rows
         base = torch.tensor([starts[i] for i in rows], device=device)
         prompt_end = torch.tensor([lengths[i] for i in rows], device=device)
         limit = torch.tensor([ends[i] for i in rows], device=device)
@@ -196,39 +180,23 @@ def generate(
                     on_step(rows[r], block_no, cur[r][keep].tolist(), (~committed[r][keep]).tolist())
 
         # The block is finished for every row: hand out its text, retire rows that are done.
-        now = time.perf_counter() - start
-        keep_rows = []
-        for r, i in enumerate(rows):
-            piece = cur[r][generated[r] & within[r]].tolist()
-            hit = next((j for j, t in enumerate(piece) if t in eos_ids), None)
-            if hit is not None:
-                piece = piece[:hit]
-            out_tokens[i].extend(piece)
-            if block_no == 0:
-                first_block[i] = now
-            if on_block is not None:
-                on_block(i, block_no, piece)
-            if hit is not None:
-                stopped[i] = "eos"
-            elif starts[i] + bs >= ends[i]:
-                stopped[i] = "max_new_tokens"
-            if stopped[i]:
-                finish[i] = time.perf_counter() - start
-            else:
-                keep_rows.append(r)
-                starts[i] += bs
+        now = done.elapsed()
+        keep_rows = [r for r, i in enumerate(rows)
+                     if done.finish_piece(i, block_no, cur[r][generated[r] & within[r]].tolist(),
+                                          at_limit=starts[i] + bs >= ends[i], now=now)]
+        for r in keep_rows:
+            starts[rows[r]] += bs
         if len(keep_rows) < len(rows):
-            if not keep_rows:
+            if not done.retire(keep_rows):
                 break
             cache = cache.select(keep_rows)
             index = torch.tensor(keep_rows, device=device)
             cur, head = cur.index_select(0, index), head.index_select(0, index)
-            rows = [rows[r] for r in keep_rows]
         prev, pending = cur, True
-        cur = torch.full((len(rows), bs), mask_id, dtype=torch.long, device=device)
+        cur = torch.full((len(done.rows), bs), mask_id, dtype=torch.long, device=device)
         block_no += 1
 
-    return outputs(out_tokens, stopped, forwards, finish, first_block)
+    return done.outputs()
 
 
 def predict_prefix(scores: BlockScores, cfg: SamplerConfig, generators, todo, r_idx, j_idx, mask_id):

@@ -16,24 +16,15 @@ at block size 1 throughout: one cache, no block alignment, a round may start any
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import torch
 
 from .config import SamplerConfig
-from .stats import GenerationOutput, outputs
+from .rows import Rows
+from .stats import GenerationOutput
 
 PREFILL_CHUNK = 512
-
-
-def check_verified(model, cfg: SamplerConfig) -> None:
-    trained = list(model.config.trained_block_sizes)
-    if 1 not in trained:
-        raise ValueError(f"the verified rule checks drafts at block size 1, which this checkpoint was not "
-                         f"trained for; trained block sizes: {trained}")
-    if cfg.block_size < 2:
-        raise ValueError(f"the verified rule drafts blocks of at least 2 tokens, got block size {cfg.block_size}")
 
 
 class _Draws:
@@ -91,23 +82,23 @@ def generate_verified(
     on_block: Callable[[int, int, list[int]], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[GenerationOutput]:
-    """`generate` under the verified rule; a round plays the part of a block for the callbacks.
+    """Verified decoding (see `decodings.generate`); a round plays the part of a block for the callbacks.
 
     on_step(seq, round, tokens, masked) once per round: the kept tokens, then the rejected drafts as
-    masked; on_block(seq, round, tokens) with the round's kept tokens, EOS trimmed.
+    masked; on_block(seq, round, tokens) with the round's kept tokens, EOS trimmed. The caller has
+    checked that block sizes 1 and `cfg.block_size` were trained.
     """
-    check_verified(model, cfg)
-    start = time.perf_counter()
     config, bs = model.config, cfg.block_size
     device = next(model.parameters()).device
-    mask_id, eos_ids = config.mask_token_id, set(config.eos_token_ids or [])
+    mask_id = config.mask_token_id
     n = len(prompts)
+    done = Rows(n, config.eos_token_ids, on_block)
     ends = [min(len(p) + cfg.max_new_tokens, config.max_position_embeddings) for p in prompts]  # exclusive
     cache = model.new_cache(n, max(ends) + bs)
     draws = _Draws(cfg, n, device)
 
     # The cache holds every committed token but the newest, which opens the next round's draft.
-    forwards = [0] * n
+    forwards = done.forwards
     for i, prompt in enumerate(prompts):
         if len(prompt) > 1:
             row = cache.row(i)
@@ -116,17 +107,12 @@ def generate_verified(
             forwards[i] += -(-(len(prompt) - 1) // PREFILL_CHUNK)
     newest = [p[-1] for p in prompts]
     length = [len(p) for p in prompts]  # committed tokens, prompt included
-    out_tokens: list[list[int]] = [[] for _ in range(n)]
-    stopped: list[str | None] = [None] * n
-    finish, first_block = [0.0] * n, [0.0] * n
-    rows = list(range(n))
     round_no = 0
 
-    while rows:
-        if should_stop is not None and should_stop():
-            for i in rows:
-                stopped[i], finish[i] = "stop", time.perf_counter() - start
+    while done.rows:
+        if done.stop_requested(should_stop):
             break
+        rows = done.rows
         window = torch.full((len(rows), bs), mask_id, dtype=torch.long, device=device)
         window[:, 0] = torch.tensor([newest[i] for i in rows], device=device)
         draft_logits = model.decode(window, cache, block_size=bs, keep=slice(0, bs - 1))  # (M, B - 1, V)
@@ -137,40 +123,26 @@ def generate_verified(
         verify_logits[..., mask_id] = float("-inf")
         accepted, nxt = _verify(draft_logits, verify_logits, drafts, draws, rows)
 
-        now = time.perf_counter() - start
+        now = done.elapsed()
         counts, keep_rows = [], []
         drafts_l, accepted_l, nxt_l = drafts.tolist(), accepted.tolist(), nxt.tolist()
         for r, i in enumerate(rows):
             forwards[i] += 2
             a = accepted_l[r]
             new = (drafts_l[r][:a] + [nxt_l[r]])[: ends[i] - length[i]]
-            hit = next((j for j, t in enumerate(new) if t in eos_ids), None)
-            piece = new if hit is None else new[:hit]
             if on_step is not None:
                 shown = new + drafts_l[r][a + 1:]
                 on_step(i, round_no, shown, [False] * len(new) + [True] * (len(shown) - len(new)))
-            out_tokens[i].extend(piece)
-            if round_no == 0:
-                first_block[i] = now
-            if on_block is not None:
-                on_block(i, round_no, piece)
             length[i] += len(new)
             newest[i] = new[-1]
             counts.append(len(new))  # the round's input [newest, new[:-1]] becomes history
-            if hit is not None:
-                stopped[i] = "eos"
-            elif length[i] >= ends[i]:
-                stopped[i] = "max_new_tokens"
-            if stopped[i]:
-                finish[i] = time.perf_counter() - start
-            else:
+            if done.finish_piece(i, round_no, new, at_limit=length[i] >= ends[i], now=now):
                 keep_rows.append(r)
         model.accept(cache, counts, block_size=1)
         if len(keep_rows) < len(rows):
-            if not keep_rows:
+            if not done.retire(keep_rows):
                 break
             cache = cache.select(keep_rows)
-            rows = [rows[r] for r in keep_rows]
         round_no += 1
 
-    return outputs(out_tokens, stopped, forwards, finish, first_block)
+    return done.outputs()

@@ -82,7 +82,7 @@ def test_autoregressive_decoding_of_the_same_weights_takes_one_forward_per_token
 
 def test_verified_decoding_streams_the_page_autoregressive_decoding_writes(backend):
     verified = backend.with_decoding("verified", block_size=8)
-    assert verified.model is backend.model and verified.sampler.rule == "verified"
+    assert verified.model is backend.model and verified.sampler.decoding == "verified"
     request = PageRequest(question="Why are there tides?")
     sink = Recorder()
     result = verified.generate_page(request, sink)
@@ -91,7 +91,7 @@ def test_verified_decoding_streams_the_page_autoregressive_decoding_writes(backe
     blocks = [b for b, _ in sink.commits]
     assert blocks == sorted(set(blocks)) and blocks[0] == 0
     assert "".join(t for _, t in sink.commits).strip().endswith(result.html.strip()[-20:])
-    assert verified.with_decoding("diffusion", block_size=8).sampler.rule == "threshold"
+    assert verified.with_decoding("diffusion", block_size=8).sampler.decoding == "diffusion"
 
 
 def test_block_commits_never_split_a_chinese_character(checkpoint):

@@ -1,4 +1,4 @@
-"""The verified rule: block drafts kept only where block size 1 agrees, so the text is autoregressive."""
+"""Verified decoding: block drafts kept only where block size 1 agrees, so the text is autoregressive."""
 
 import pytest
 import torch
@@ -21,11 +21,11 @@ def prompt(length: int, seed: int = 0) -> list[int]:
 
 
 def verified(block_size: int = 8, **kw) -> SamplerConfig:
-    return SamplerConfig(block_size=block_size, rule="verified", **kw)
+    return SamplerConfig(decoding="verified", block_size=block_size, **kw)
 
 
 def autoregressive(**kw) -> SamplerConfig:
-    return SamplerConfig(block_size=1, **kw)
+    return SamplerConfig(decoding="ar", block_size=1, **kw)
 
 
 @pytest.mark.parametrize("prompt_len", [1, 5, 8, 13])
@@ -132,6 +132,6 @@ def test_a_checkpoint_without_block_size_one_is_refused_naming_its_block_sizes()
         generate(model, [prompt(4)], verified())
 
 
-def test_the_verified_rule_needs_a_draft_block_wider_than_one():
+def test_verified_decoding_needs_a_draft_block_wider_than_one():
     with pytest.raises(ValueError, match="at least 2 tokens"):
         generate(tiny_model(), [prompt(4)], verified(block_size=1))

@@ -24,7 +24,7 @@ TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html; char
 
 
 def ensure_vendored() -> None:
-    spec = importlib.util.spec_from_file_location("vendor", STATIC / "vendor.py")
+    spec = importlib.util.spec_from_file_location("vendor", ROOT / "scripts" / "vendor.py")
     vendor = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(vendor)
     vendor.main()

@@ -38,7 +38,8 @@ def test_json_output_holds_every_decoding_and_the_speedups(checkpoint, capsys):
     assert result["speedup"] == pytest.approx(result["diffusion"]["tokens_per_s"] / result["ar"]["tokens_per_s"], rel=1e-2)
     assert result["verified_speedup"] == pytest.approx(
         result["verified"]["tokens_per_s"] / result["ar"]["tokens_per_s"], rel=1e-2)
-    assert result["verified"]["rule"] == "verified"
+    assert [result[name]["decoding"] for name in ("diffusion", "verified", "ar")] == ["diffusion", "verified", "ar"]
+    assert result["verified"]["rule"] is None and result["diffusion"]["rule"] == "threshold"
     assert result["verified"]["same_page_as_ar"] == 2  # greedy verified decoding writes the autoregressive page
 
 

@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from model_worker.backends.clover import DECODING, load_checkpoint
+from model_worker.backends.clover import load_checkpoint
 from model_worker.config import DEFAULT_MODEL_PATH
 from model_worker.lab import bench
 from model_worker.lab.slots import corpus_sequences, slot_confidence
 from model_worker.prompt import build_prompt
-from model_worker.sampler import SamplerConfig, generate
+from model_worker.sampler import PRESETS, SamplerConfig, generate
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +56,8 @@ def test_bench_slots_measures_every_slot_of_the_default_diffusion_block(demo, ca
     # How far the checkpoint is right and sure is its figure (bench output, docs/benchmarks.md), not a test's.
     bench.main(["--slots", "2", "--device", "cpu", "--json"])
     result = json.loads(capsys.readouterr().out)
-    default = DECODING["diffusion"]
-    assert result["block_size"] == default["block_size"] and result["threshold"] == default["threshold"]
+    default = PRESETS["diffusion"]
+    assert result["block_size"] == default.block_size and result["threshold"] == default.threshold
     assert len(result["accuracy"]) == len(result["sure_and_right"]) == 32
     assert all(0 <= a <= 1 for a in result["accuracy"]) and result["first_step_run"] >= 1
 

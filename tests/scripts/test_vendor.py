@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-VENDOR_PY = Path(__file__).resolve().parents[2] / "static" / "vendor.py"
+VENDOR_PY = Path(__file__).resolve().parents[2] / "scripts" / "vendor.py"
 
 
 @pytest.fixture

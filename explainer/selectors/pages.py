@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from explainer.models import PageVersion
+from explainer.pages.links import token_grants
 from explainer.selectors.classes import page_for_teacher
-
-from .links import token_grants
 
 
 def page_for_viewer(*, page_id: int, user, token: str | None) -> PageVersion | None:

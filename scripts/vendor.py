@@ -1,7 +1,7 @@
 """Vendor a pinned three.js from the npm registry into static/vendor/three/ (idempotent, stdlib only).
 
 Pages load three.js through an import map that points at /static/vendor/three/, so nothing is
-fetched from another host at page time. Run: `.venv/bin/python static/vendor.py`.
+fetched from another host at page time. Run: `.venv/bin/python scripts/vendor.py` (`make vendor`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ ADDONS = [
 ]
 BUILD = ["three.module.js", "three.core.js"]
 
-DEST = Path(__file__).resolve().parent / "vendor" / "three"
+DEST = Path(__file__).resolve().parent.parent / "static" / "vendor" / "three"
 MARKER = DEST / VERSION
 RELATIVE_IMPORT = re.compile(r"""(?:from|import)\s*['"](\.{1,2}/[^'"]+)['"]""")
 
