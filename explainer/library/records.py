@@ -29,6 +29,7 @@ class LibraryPage:
     questions_zh: tuple[str, ...] = ()
     intro: str = ""
     body: str = ""  # the page's visible text: part explanations, steps, quiz, labels
+    source: str = "corpus"  # "corpus" (the shipped library) | "class" (a page a class's teacher added)
 
     def summary(self) -> dict:
         """The page as the protocol names it: `{"slug", "title", "lang"}`."""
@@ -81,6 +82,24 @@ def record_from_corpus(page) -> LibraryPage:
         questions_zh=tuple(page.questions_zh),
         intro=page_intro(page.html),
         body=page_text(page.html),
+    )
+
+
+def record_from_class_page(page) -> LibraryPage:
+    """A page a teacher added (`explainer.selectors.library_pages.LibraryRecord`) as a router record."""
+    from explainer.library.text import question_language
+
+    questions = [(question_language(q)[0], q) for q in page.questions]
+    return LibraryPage(
+        slug=page.slug,
+        topic=page.topic,
+        title=page.title,
+        lang=page.lang,
+        questions_en=tuple(q for lang, q in questions if lang != "zh"),
+        questions_zh=tuple(q for lang, q in questions if lang == "zh"),
+        intro=page_intro(page.html),
+        body=page_text(page.html),
+        source="class",
     )
 
 

@@ -136,10 +136,26 @@ def test_a_library_only_backend_writes_the_other_languages_page_and_says_which(i
     assert (plan.topic, plan.lang) == ("zh-rainbow", "zh")
     assert plan.event | {"score": None} == {
         "type": "topic", "slug": "zh-rainbow", "title": "彩虹和光的色散", "lang": "zh", "score": None,
-        "nearest": [{"slug": p.slug, "title": p.title} for p in route.nearest],
+        "nearest": [{"slug": p.slug, "title": p.title} for p in route.nearest], "source": "model",
     }
     # An open-domain backend writes it in the asked language, grounded on that page.
     assert answer_plan(route, open_domain=True).lang == "en"
+
+
+def test_a_page_the_library_only_backend_never_learned_is_answered_with_the_stored_page(index):
+    route = route_question(index, "How does a rainbow form?", "en")
+    plan = answer_plan(route, open_domain=False, writable=frozenset({"tides", "zh-buoyancy"}))
+    assert plan.from_library and plan.topic == "zh-rainbow" and plan.event["source"] == "library"
+    assert not answer_plan(route, open_domain=False, writable=frozenset({"zh-rainbow"})).from_library
+    assert not answer_plan(route, open_domain=True, writable=None).from_library
+
+
+def test_a_classes_own_page_is_never_handed_to_a_library_only_backend():
+    page = LibraryPage(slug="honey-bees", topic="honey-bees", title="Bees", lang="en",
+                       questions_en=("How do bees make honey?",), source="class")
+    route = route_question(LibraryIndex([page]), "How do bees make honey?", "en")
+    assert answer_plan(route, open_domain=False, writable=None).from_library
+    assert not answer_plan(route, open_domain=True).from_library
 
 
 def test_a_pages_intro_is_read_from_its_kit_call():
