@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -68,6 +70,32 @@ def backend_capabilities(settings: EngineSettings | None = None) -> BackendCapab
     if not isinstance(declared, BackendCapabilities):
         raise TypeError(f"{settings.backend}.capabilities is not a BackendCapabilities")
     return declared
+
+
+def writable_topics(settings: EngineSettings | None = None) -> frozenset[str] | None:
+    """The library pages (slugs, as `PageRequest.topic` names them) a library-only backend can write: the
+    `pages` its checkpoint was trained on (`training.json` in MODEL_PATH, read without torch). None when
+    the backend is open-domain, or its checkpoint does not say (then it is asked for any library page)."""
+    settings = settings or engine_settings()
+    if backend_capabilities(settings).open_domain:
+        return None
+    path = settings.model_path / "training.json"
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _trained_pages(path, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _trained_pages(path: Path, stamp: int) -> frozenset[str] | None:
+    try:
+        pages = json.loads(path.read_text(encoding="utf-8")).get("pages")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
+        return None
+    return frozenset(pages)
 
 
 def resolve_device(device: str) -> str:

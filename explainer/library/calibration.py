@@ -1,8 +1,10 @@
 """The router measured on a labelled question set: precision, recall, refusals, and the threshold.
 
-A question set is JSON: `{"questions": [{"lang", "question", "expected": slug | null}, ...]}`,
-`expected` naming a page on the question's topic (any language version) or null for a topic the
-library lacks.
+A question set is JSON: `{"questions": [{"lang", "question", "topic", "also"?, "split"}, ...]}`.
+`topic` is the topic key the question is about; the question is in-library when the index has that
+topic and out-of-library otherwise, so the set follows the library as pages are added. `also` names
+other topics that answer it as well; `split` ("calibration" | "held-out") is fixed in the file: the
+threshold is calibrated on one half and measured on the other.
 """
 
 from __future__ import annotations
@@ -15,13 +17,16 @@ from explainer.library.index import LibraryIndex
 from explainer.library.router import DEFAULT_THRESHOLD
 
 QUESTION_SET = Path(__file__).resolve().parents[2] / "tests" / "data" / "router_questions.json"
+SPLITS = ("calibration", "held-out")
 
 
 @dataclass(frozen=True)
 class LabelledQuestion:
     lang: str
     question: str
-    expected: str | None  # a page slug, or None: the library has no page on it
+    topic: str  # the topic key it is about, whether or not the library has it
+    split: str  # "calibration" | "held-out"
+    also: tuple[str, ...] = ()  # other topics that answer it as well
 
 
 @dataclass(frozen=True)
@@ -29,14 +34,18 @@ class Verdict:
     question: LabelledQuestion
     topic: str  # the best-scoring topic
     score: float
-    expected_topic: str | None
+    expected: frozenset[str]  # the library's topics that answer it; empty: out of library
 
     def routed(self, threshold: float) -> bool:
         return self.score >= threshold
 
     @property
+    def inside(self) -> bool:
+        return bool(self.expected)
+
+    @property
     def right_topic(self) -> bool:
-        return self.topic == self.expected_topic
+        return self.topic in self.expected
 
 
 @dataclass(frozen=True)
@@ -60,24 +69,33 @@ def load_question_set(path: Path = QUESTION_SET) -> list[LabelledQuestion]:
     """The labelled questions of a set file (`ValueError` naming the file when it is malformed)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        return [LabelledQuestion(q["lang"], q["question"], q["expected"]) for q in data["questions"]]
+        out = [LabelledQuestion(q["lang"], q["question"], q["topic"], q["split"], tuple(q.get("also", ())))
+               for q in data["questions"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path}: not a question set ({exc})") from exc
+    wrong = [q.question for q in out if q.split not in SPLITS or not isinstance(q.topic, str) or not q.topic]
+    if wrong:
+        raise ValueError(f"{path}: questions without a topic key or a split of {SPLITS}: {wrong[:3]}")
+    return out
 
 
 def verdicts(index: LibraryIndex, questions: list[LabelledQuestion]) -> list[Verdict]:
-    """Each question's best topic and score (`KeyError` for an expected slug the library lacks)."""
+    """Each question's best topic and score."""
     out = []
     for q in questions:
         best = index.scores(q.question)[0]
-        expected = index.by_slug[q.expected].topic if q.expected else None
+        expected = frozenset(t for t in (q.topic, *q.also) if t in index.topics)
         out.append(Verdict(q, best.topic, best.score, expected))
     return out
 
 
+def half(results: list[Verdict], split: str) -> list[Verdict]:
+    return [v for v in results if v.question.split == split]
+
+
 def figures(results: list[Verdict], threshold: float = DEFAULT_THRESHOLD) -> RouterFigures:
-    inside = [v for v in results if v.expected_topic]
-    outside = [v for v in results if not v.expected_topic]
+    inside = [v for v in results if v.inside]
+    outside = [v for v in results if not v.inside]
     routed = [v for v in results if v.routed(threshold)]
     right = sum(v.right_topic for v in routed)
     out_routed = sum(1 for v in outside if v.routed(threshold))
@@ -97,7 +115,7 @@ def figures(results: list[Verdict], threshold: float = DEFAULT_THRESHOLD) -> Rou
 
 def calibrate(results: list[Verdict], *, step: float = 0.01) -> float:
     """The lowest threshold, on a grid of `step`, that routes none of the out-of-library questions."""
-    highest_outside = max((v.score for v in results if not v.expected_topic), default=0.0)
+    highest_outside = max((v.score for v in results if not v.inside), default=0.0)
     steps = int(highest_outside / step) + 1
     return round(steps * step, 4)
 

@@ -1,11 +1,13 @@
 """A BM25 index (bm25s) over library records, scored per topic.
 
-Each page is one document: its title, tags, questions in both languages and intro. (Scoring each of
-those texts alone and keeping the best did worse on tests/data/router_questions.json: a paraphrase
-shares a word with the title and another with a question.) A topic's score for a question is the best
-score of its pages, divided by what an average-length document holding each of the question's
-terms once would score (the sum of the terms' idf), so that it reads as "how much of the question
-this topic covers" and one threshold fits short and long questions alike.
+A page's text comes in two fields: its *head* (title, tags, questions in both languages, intro) and
+its *body* (the visible text of its script: part explanations, steps, quiz). A recipe says how they are
+indexed: `joined` makes one document per page (the head repeated `head_weight` times, then the body);
+`best-field` indexes heads and bodies apart and keeps a page's better field, the body's score weighed
+by `body_weight`. A topic's score for a question is the best score of its pages, divided by what an
+average-length document holding each of the question's terms once would score (the sum of the terms'
+idf), so that it reads as "how much of the question this topic covers" and one threshold fits short and
+long questions alike. `manage.py relevance --recipes` compares the recipes on the question set.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from explainer.library.records import LibraryPage
-from explainer.library.tokens import terms
+from explainer.library.tokens import Analyzer
 
 
 class EmptyLibrary(ValueError):
@@ -30,18 +32,63 @@ class TopicScore:
     score: float  # 0 (nothing in common) to about 1 (every term of the question, in one page)
 
 
-def page_document(page: LibraryPage) -> str:
-    """The text of one page that a question is matched against."""
+@dataclass(frozen=True)
+class IndexRecipe:
+    name: str
+    analyzer: Analyzer
+    body: bool = True  # index the page's visible text too
+    fields: str = "joined"  # "joined" | "best-field"
+    head_weight: int = 1  # joined: times the head is repeated before the body
+    body_weight: float = 1.0  # best-field: what a body score counts for against a head score
+    concept_weight: int = 1  # times a glossary concept of the question counts, against one word
+    k1: float = 1.5  # BM25 term-frequency saturation (bm25s's default); lower: covering more of the question counts more
+
+
+# The variants `manage.py relevance --recipes` compares (docs/benchmarks.md, Router).
+RECIPES = {
+    r.name: r for r in (
+        # The first router: one document of head text; jieba words and single characters.
+        IndexRecipe("head", Analyzer(pairs=False, glossary=False), body=False),
+        IndexRecipe("head+pairs", Analyzer(glossary=False), body=False),
+        IndexRecipe("head+glossary", Analyzer(), body=False, concept_weight=3),
+        IndexRecipe("joined", Analyzer(), head_weight=3, concept_weight=3),
+        IndexRecipe("best-field", Analyzer(), fields="best-field", body_weight=0.5, concept_weight=3),
+    )
+}
+DEFAULT_RECIPE = RECIPES["best-field"]
+
+
+def page_head(page: LibraryPage) -> str:
+    """The text that says what a page is about: title, tags, its questions in both languages, intro."""
     return "\n".join([page.title, " ".join(page.tags), *page.questions_en, *page.questions_zh, page.intro])
 
 
-class LibraryIndex:
-    """BM25 over every page's documents; `scores()` ranks the topics for a question."""
+class _Field:
+    """BM25 over one document per page, and the idf of its terms for the score's ceiling."""
 
-    def __init__(self, pages: Iterable[LibraryPage]):
+    def __init__(self, docs: list[list[str]], k1: float):
         import bm25s
 
+        self.bm25 = bm25s.BM25(k1=k1)
+        self.bm25.index(docs, show_progress=False)
+        df = Counter(t for doc in docs for t in set(doc))
+        n = len(docs)
+        # Lucene's idf, as bm25s scores with by default; an unseen term gets the largest.
+        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+        self.idf_unseen = math.log(1 + (n + 0.5) / 0.5)
+
+    def scores(self, query: list[str]) -> list[float]:
+        """Each document's score, as a share of the ceiling."""
+        ceiling = sum(self.idf.get(t, self.idf_unseen) for t in query)
+        return [float(s) / ceiling for s in self.bm25.get_scores(query)]
+
+
+class LibraryIndex:
+    """BM25 over every page's fields; `scores()` ranks the topics for a question."""
+
+    def __init__(self, pages: Iterable[LibraryPage], recipe: IndexRecipe = DEFAULT_RECIPE):
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import: a line per build
+        self.recipe = recipe
         self.pages = tuple(pages)
         if not self.pages:
             raise EmptyLibrary("the library has no pages")
@@ -51,19 +98,17 @@ class LibraryIndex:
         self.topics: dict[str, list[LibraryPage]] = {}
         for page in self.pages:
             self.topics.setdefault(page.topic, []).append(page)
-        docs, owners = [], []
-        for page in self.pages:
-            docs.append(terms(page_document(page)))
-            owners.append(page.topic)
-        self._owners = owners
-        self._topic_names = list(self.topics)
-        self._bm25 = bm25s.BM25()
-        self._bm25.index(docs, show_progress=False)
-        df = Counter(t for doc in docs for t in set(doc))
-        n = len(docs)
-        # Lucene's idf, as bm25s scores with by default; an unseen term gets the largest.
-        self._idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
-        self._idf_unseen = math.log(1 + (n + 0.5) / 0.5)
+        self._owners = [p.topic for p in self.pages]
+        terms = recipe.analyzer.terms
+        heads = [terms(page_head(p)) for p in self.pages]
+        bodies = [terms(p.body) if recipe.body else [] for p in self.pages]
+        if recipe.fields == "best-field":
+            self._fields = [(_Field(heads, recipe.k1), 1.0)]
+            if any(bodies):  # bm25s divides by the average length: no field of empty documents
+                self._fields.append((_Field(bodies, recipe.k1), recipe.body_weight))
+        else:
+            joined = [h * recipe.head_weight + b for h, b in zip(heads, bodies, strict=True)]
+            self._fields = [(_Field(joined, recipe.k1), 1.0)]
 
     def __len__(self) -> int:
         return len(self.pages)
@@ -73,18 +118,16 @@ class LibraryIndex:
         merged = dict(self.by_slug)
         for page in pages:
             merged[page.slug] = page
-        return LibraryIndex(merged.values())
+        return LibraryIndex(merged.values(), self.recipe)
 
     def scores(self, question: str) -> list[TopicScore]:
         """Every topic with its score for the question, best first (ties by topic name)."""
-        query = list(dict.fromkeys(terms(question)))
-        if not query:
-            return [TopicScore(t, 0.0) for t in sorted(self._topic_names)]
-        raw = self._bm25.get_scores(query)
+        query = list(dict.fromkeys(self.recipe.analyzer.terms(question)))
+        query += [t for t in query if t.startswith("~")] * (self.recipe.concept_weight - 1)
         best: dict[str, float] = {}
-        for owner, score in zip(self._owners, raw, strict=True):
-            if score > best.get(owner, 0.0):
-                best[owner] = float(score)
-        ceiling = sum(self._idf.get(t, self._idf_unseen) for t in query)
-        ranked = [TopicScore(t, round(best.get(t, 0.0) / ceiling, 4)) for t in self._topic_names]
+        if query:
+            for field, weight in self._fields:
+                for owner, score in zip(self._owners, field.scores(query), strict=True):
+                    best[owner] = max(best.get(owner, 0.0), score * weight)
+        ranked = [TopicScore(t, round(best.get(t, 0.0), 4)) for t in self.topics]
         return sorted(ranked, key=lambda s: (-s.score, s.topic))

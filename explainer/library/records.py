@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _INTRO = re.compile(r"""\bintro\s*:\s*(["'`])((?:\\.|(?!\1).)*)\1""", re.S)
+_MODULE = re.compile(r"<script\b[^>]*type=[\"']?module[\"']?[^>]*>(.*?)</script>", re.S | re.I)
+_STRING = re.compile(r"""(["'`])((?:\\.|(?!\1)[^\\\n])*)\1""")
+_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,8 @@ class LibraryPage:
     questions_en: tuple[str, ...] = ()
     questions_zh: tuple[str, ...] = ()
     intro: str = ""
+    body: str = ""  # the page's visible text: part explanations, steps, quiz, labels
+    source: str = "corpus"  # "corpus" (the shipped library) | "class" (a page a class's teacher added)
 
     def summary(self) -> dict:
         """The page as the protocol names it: `{"slug", "title", "lang"}`."""
@@ -45,6 +50,26 @@ def page_intro(html: str) -> str:
         return body
 
 
+def _visible(literal: str) -> bool:
+    """A string a learner reads (a sentence, a name), not a colour, a path or an identifier."""
+    if _CJK.search(literal):
+        return True
+    if literal.startswith("#") or "${" in literal or not re.search(r"[A-Za-z]{2}", literal):
+        return False
+    return " " in literal.strip() or literal[:1].isupper()
+
+
+def page_text(html: str) -> str:
+    """The visible text of a kit page: every string of its module script that a learner reads, one a line."""
+    seen: dict[str, None] = {}
+    for script in _MODULE.findall(html):
+        for _, literal in _STRING.findall(script):
+            text = literal.replace("\\n", " ").strip()
+            if text and _visible(text):
+                seen.setdefault(text, None)
+    return "\n".join(seen)
+
+
 def record_from_corpus(page) -> LibraryPage:
     """A `model_worker.corpus.Page` as a record; its `topic` field when it has one, else its slug."""
     return LibraryPage(
@@ -56,6 +81,25 @@ def record_from_corpus(page) -> LibraryPage:
         questions_en=tuple(page.questions_en),
         questions_zh=tuple(page.questions_zh),
         intro=page_intro(page.html),
+        body=page_text(page.html),
+    )
+
+
+def record_from_class_page(page) -> LibraryPage:
+    """A page a teacher added (`explainer.selectors.library_pages.LibraryRecord`) as a router record."""
+    from explainer.library.text import question_language
+
+    questions = [(question_language(q)[0], q) for q in page.questions]
+    return LibraryPage(
+        slug=page.slug,
+        topic=page.topic,
+        title=page.title,
+        lang=page.lang,
+        questions_en=tuple(q for lang, q in questions if lang != "zh"),
+        questions_zh=tuple(q for lang, q in questions if lang == "zh"),
+        intro=page_intro(page.html),
+        body=page_text(page.html),
+        source="class",
     )
 
 

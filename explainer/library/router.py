@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from explainer.library.index import LibraryIndex
 from explainer.library.records import LibraryPage
 
-# Calibrated on tests/data/router_questions.json: the lowest threshold that routes none of its
-# out-of-library questions (`manage.py relevance`, docs/benchmarks.md).
-DEFAULT_THRESHOLD = 0.2
+# Calibrated on the calibration half of tests/data/router_questions.json with the default index recipe:
+# the lowest threshold that routes none of its out-of-library questions (`manage.py relevance`,
+# docs/benchmarks.md).
+DEFAULT_THRESHOLD = 0.27
 NEAREST = 3
 
 
@@ -66,18 +67,34 @@ class AnswerPlan:
     topic: str | None  # `PageRequest.topic`: the slug of the page to write, or to ground on
     lang: str  # `PageRequest.lang`: the language the page will be in
     event: dict  # the `topic` event (docs/protocol.md), without id and generation
+    source: str = "model"  # "model": the backend writes the page | "library": the stored page is the answer
+
+    @property
+    def from_library(self) -> bool:
+        return self.source == "library"
 
 
-def answer_plan(route: Route, *, open_domain: bool) -> AnswerPlan:
+def served_from_library(page: LibraryPage, *, open_domain: bool, writable: frozenset[str] | None) -> bool:
+    """A library-only backend cannot write this page (a page its checkpoint never learned, or a class's
+    own page), so the stored page answers rather than a page on another topic."""
+    if open_domain:
+        return False
+    return page.source != "corpus" or (writable is not None and page.slug not in writable)
+
+
+def answer_plan(route: Route, *, open_domain: bool, writable: frozenset[str] | None = None) -> AnswerPlan:
     """What to ask the backend for. A library-only backend writes the topic's page, in the page's own
-    language when the asked one has none, and refuses below the threshold; an open-domain backend
-    writes every question in its language, grounded on the nearest library page."""
+    language when the asked one has none, and refuses below the threshold; a page it cannot write
+    (`writable`: the page slugs it can, None for all) is answered with the stored page itself. An
+    open-domain backend writes every question in its language, grounded on the nearest library page."""
     if open_domain:
         grounding = route.page or (route.nearest[0] if route.nearest else None)
         lang = route.lang
     else:
         grounding = route.page
         lang = route.page.lang if route.page else route.lang
+    source = "library" if route.page and served_from_library(route.page, open_domain=open_domain,
+                                                                writable=writable) else "model"
     event = {
         "type": "topic",
         "slug": route.page.slug if route.page else None,
@@ -85,10 +102,12 @@ def answer_plan(route: Route, *, open_domain: bool) -> AnswerPlan:
         "lang": lang,
         "score": route.score,
         "nearest": [{"slug": p.slug, "title": p.title} for p in route.nearest],
+        "source": source,
     }
     return AnswerPlan(
         refuse=grounding is None and not open_domain,
         topic=grounding.slug if grounding else None,
         lang=lang,
         event=event,
+        source=source,
     )

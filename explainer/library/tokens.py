@@ -1,10 +1,12 @@
-"""Search terms of a text: English words stemmed (Snowball); Chinese words by jieba, and single characters.
+"""Search terms of a text: English words stemmed (Snowball); Chinese words by jieba, single characters
+and character pairs; and, with the glossary, the concepts those words name.
 
-Single characters let 黑 in a question meet 黑夜 in a record when jieba cut the two texts differently.
+Single characters let 黑 in a question meet 黑夜 in a record when jieba cut the two texts differently;
+character pairs keep 轮船 whole when jieba did not.
 
 Both languages share one index: an English term never equals a Chinese one, so a question matches
 the parts of a record written in its own language (a Chinese page's English questions and tags, an
-English page's Chinese questions).
+English page's Chinese questions), and, through the glossary's concepts, the other language's words.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import functools
 import logging
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -28,7 +31,7 @@ ZH_STOP = frozenset(
     他 她 它 他们 它们 请 讲 讲讲 说 说说 一下 解释 知道 告诉 为 因为 所以 时候 的话 多少 几 样 地 得 着 过 之 其 又
     却 吧 呗 嘛 啥 咋 请问 问""".split()
 )
-# Characters that only frame a Chinese question, dropped as single-character terms.
+# Characters that only frame a Chinese question, dropped as single-character terms and from pairs.
 ZH_STOP_CHARS = frozenset("的了吗呢吧啊呀是么什为怎样如何哪有和与及就都也还要把被让给这那个一些会能可以在到从对中里上下我你他她它们"
                           "请讲说解释知道告诉因所时话多少几地得着过之其又却呗嘛啥咋问")
 _EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -42,6 +45,10 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
+def stem_words(words: list[str]) -> list[str]:
+    return _stemmer().stemWords(words)
+
+
 @functools.cache
 def _jieba():
     import jieba
@@ -51,13 +58,37 @@ def _jieba():
     return jieba
 
 
+@dataclass(frozen=True)
+class Analyzer:
+    """How text becomes terms; one analyzer serves both the index and its questions."""
+
+    pairs: bool = True  # Chinese character pairs besides jieba words and single characters
+    glossary: bool = True  # concept terms from the bilingual glossary
+
+    def terms(self, text: str) -> list[str]:
+        """The text's search terms, in order, repeats kept (BM25 counts them)."""
+        text = unicodedata.normalize("NFKC", text).lower()
+        words = [w.split("'")[0] for w in _EN_WORD.findall(text)]
+        out = stem_words([w for w in words if w not in EN_STOP and len(w) > 1])
+        runs = _CJK_RUN.findall(text)
+        for run in runs:
+            # Search mode also yields the shorter words inside a long one (二氧化碳 → 二氧化碳, 氧化, 碳...).
+            out += [w for w in _jieba().lcut_for_search(run) if w not in ZH_STOP]
+            out += [c for c in run if c not in ZH_STOP_CHARS]
+            if self.pairs:
+                out += [f"{a}{b}" for a, b in zip(run, run[1:], strict=False)
+                        if a not in ZH_STOP_CHARS and b not in ZH_STOP_CHARS]
+        if self.glossary:
+            from explainer.library.glossary import glossary
+
+            out += glossary().concepts(list(out), runs)
+        return out
+
+
+# The analyzer of tests/data/router_questions.json's figures (docs/benchmarks.md, Router).
+DEFAULT_ANALYZER = Analyzer()
+
+
 def terms(text: str) -> list[str]:
-    """The text's search terms, in order, repeats kept (BM25 counts them)."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    words = [w.split("'")[0] for w in _EN_WORD.findall(text)]
-    out = _stemmer().stemWords([w for w in words if w not in EN_STOP and len(w) > 1])
-    for run in _CJK_RUN.findall(text):
-        # Search mode also yields the shorter words inside a long one (二氧化碳 → 二氧化碳, 氧化, 碳...).
-        out += [w for w in _jieba().lcut_for_search(run) if w not in ZH_STOP]
-        out += [c for c in run if c not in ZH_STOP_CHARS]
-    return out
+    """The text's search terms by the default analyzer."""
+    return DEFAULT_ANALYZER.terms(text)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from explainer.library.index import LibraryIndex
-from explainer.library.records import LibraryPage, corpus_records
+from explainer.library.records import LibraryPage, corpus_records, record_from_class_page
 from explainer.library.router import DEFAULT_THRESHOLD, Route, route_question, route_to_page
 
 
@@ -17,19 +17,43 @@ def _corpus_pages() -> tuple[LibraryPage, ...]:
     return tuple(corpus_records(settings.LIBRARY_DIR))
 
 
-def library_pages() -> tuple[LibraryPage, ...]:
-    """Every page the library holds now (today the corpus; pages teachers add will join here)."""
-    return _corpus_pages()
+def library_pages(*, classroom=None) -> tuple[LibraryPage, ...]:
+    """Every page the library holds for a learner: the corpus, and with `classroom` the pages its teachers
+    added (a class page with a corpus page's slug stands in for it)."""
+    if classroom is None:
+        return _corpus_pages()
+    from explainer.selectors.library_pages import library_pages as class_pages
+
+    added = {r.slug: record_from_class_page(r) for r in class_pages(classroom=classroom)}
+    if not added:
+        return _corpus_pages()
+    return tuple(p for p in _corpus_pages() if p.slug not in added) + tuple(added.values())
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=32)
 def _index_for(pages: tuple[LibraryPage, ...]) -> LibraryIndex:
     return LibraryIndex(pages)
 
 
-def library_index() -> LibraryIndex:
-    """The index over `library_pages()`; rebuilt when they change, so new pages count without a restart."""
-    return _index_for(library_pages())
+def library_index(*, classroom=None) -> LibraryIndex:
+    """The index over `library_pages(classroom=...)`, cached by those pages: a page a teacher adds or
+    deletes makes a new index on the class's next question, with no restart."""
+    return _index_for(library_pages(classroom=classroom))
+
+
+def library_page_html(*, slug: str, classroom=None) -> str | None:
+    """The stored HTML of a library page of the learner's library: the corpus file, or the class's page."""
+    page = library_index(classroom=classroom).by_slug.get(slug)
+    if page is None:
+        return None
+    if page.source == "class" and classroom is not None:
+        from explainer.selectors.library_pages import library_page_for
+
+        record = library_page_for(classroom=classroom, slug=page.slug)
+        return record.html if record else None
+    from explainer.selectors.exemplars import exemplar_html
+
+    return exemplar_html(page.slug)
 
 
 def library_check() -> int:
@@ -48,18 +72,18 @@ def library_check() -> int:
     return len(pages)
 
 
-def question_route(*, question: str, lang: str, picked: str | None = None) -> Route | None:
-    """The library route of a question; with `picked` (a page slug the learner clicked) that topic, or None
-    for a slug the library lacks."""
-    index = library_index()
+def question_route(*, question: str, lang: str, picked: str | None = None, classroom=None) -> Route | None:
+    """The library route of a question (over the class's library with `classroom`); with `picked` (a page
+    slug the learner clicked) that topic, or None for a slug the library lacks."""
+    index = library_index(classroom=classroom)
     if picked is not None:
         return route_to_page(index, picked, lang)
     return route_question(index, question, lang, threshold=DEFAULT_THRESHOLD)
 
 
-def thread_route(*, slug: str, lang: str) -> Route | None:
+def thread_route(*, slug: str, lang: str, classroom=None) -> Route | None:
     """The route of a follow-up: the thread's topic, in the asked language when the topic has it."""
-    return route_to_page(library_index(), slug, lang)
+    return route_to_page(library_index(classroom=classroom), slug, lang)
 
 
 def library_examples(*, lang: str, count: int = 4) -> list[str]:

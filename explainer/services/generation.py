@@ -19,14 +19,14 @@ from explainer.selectors.generation import (
     thread_for_session,
     thread_latest_page,
 )
-from explainer.selectors.library import question_route, thread_route
+from explainer.selectors.library import library_page_html, question_route, thread_route
 from explainer.selectors.review import featured_page_for
 from explainer.services import moderation
 from explainer.services.streams import event_append, redis_client
 from explainer.services.topic_requests import topic_request_record
 from model_worker import events
 from model_worker.backends.base import LANGS, LIBRARY_ONLY, BackendCapabilities, PageOutcome, PageRequest
-from model_worker.config import backend_capabilities
+from model_worker.config import backend_capabilities, writable_topics
 
 log = logging.getLogger(__name__)
 
@@ -83,19 +83,29 @@ def _capabilities() -> BackendCapabilities:
         return LIBRARY_ONLY
 
 
+def _writable() -> frozenset[str] | None:
+    try:
+        return writable_topics()
+    except Exception:  # as in _capabilities: a bad MODEL_BACKEND must not stop the learner's question
+        log.exception("the page backend's writable topics could not be read")
+        return None
+
+
 def _answer_plan(*, question: str, lang: str, thread: Thread | None, picked: str | None,
-                 exemplar: str | None) -> AnswerPlan:
-    """What the backend is asked for: the thread's topic for a follow-up, else the router's choice."""
+                 exemplar: str | None, classroom=None) -> AnswerPlan:
+    """What the backend is asked for: the thread's topic for a follow-up, else the router's choice over
+    the class's library."""
     route = None
     if thread is not None and thread.topic_slug:
-        route = thread_route(slug=thread.topic_slug, lang=lang)
+        route = thread_route(slug=thread.topic_slug, lang=lang, classroom=classroom)
     elif exemplar or picked:
-        route = question_route(question=question, lang=lang, picked=exemplar or picked)
+        route = question_route(question=question, lang=lang, picked=exemplar or picked, classroom=classroom)
         if route is None and picked and not exemplar:
             raise GenerationRejected("bad_field", f"The library has no topic {picked!r}.")
     if route is None:
-        route = question_route(question=question, lang=lang)
-    return answer_plan(route, open_domain=_capabilities().open_domain)
+        route = question_route(question=question, lang=lang, classroom=classroom)
+    open_domain = _capabilities().open_domain
+    return answer_plan(route, open_domain=open_domain, writable=None if open_domain else _writable())
 
 
 def generation_create(
@@ -123,7 +133,8 @@ def generation_create(
     featured = featured_page_for(classroom=classroom, question=question) if kind == "ask" else None
     pinned = verdict.topic_exemplar if kind == "ask" else None
     plan = _answer_plan(question=question, lang=lang, thread=thread, picked=topic if kind == "ask" else None,
-                        exemplar=pinned)
+                        exemplar=pinned, classroom=classroom)
+    stored = library_page_html(slug=plan.topic, classroom=classroom) if plan.from_library else None
     if plan.refuse and featured is None:
         topic_request_record(classroom=classroom, learner=learner, question=question, lang=lang,
                              nearest=[n["slug"] for n in plan.event["nearest"]], score=plan.event["score"] or 0.0)
@@ -144,6 +155,10 @@ def generation_create(
         exemplar = exemplar_html(pinned) if pinned else None
         if exemplar is not None:
             _answer_from_library(generation, exemplar, {"exemplar": pinned}, plan.event)
+            return generation
+        if stored is not None:  # a library page the backend cannot write: the stored page is the answer
+            _answer_from_library(generation, stored, {"source": "library", "library_page": plan.topic}, plan.event,
+                                 check=True)
             return generation
         previous = thread_latest_page(thread=thread)
         topic_note = verdict.topic_note or (thread.topic.note_to_model if thread.topic else None)
@@ -186,18 +201,26 @@ def _enqueue(generation: Generation, request: PageRequest, topic_event: dict) ->
         raise GenerationRejected("unavailable", message) from exc
 
 
-def _answer_from_library(generation: Generation, html: str, stats: dict, topic_event: dict) -> None:
-    """A page the teacher chose (a featured page, a topic's exemplar) answers at once, as version 1."""
+def _answer_from_library(generation: Generation, html: str, stats: dict, topic_event: dict, *,
+                         check: bool = False) -> None:
+    """A stored page answers at once, as the thread's next version: one the teacher chose (a featured
+    page, a topic's exemplar), or the routed library page when the backend cannot write it (`check`:
+    it goes through the render check as a written page does)."""
     generation.status = Generation.Status.DONE
     generation.started_at = generation.finished_at = timezone.now()
     generation.stats = stats
     generation.save(update_fields=["status", "started_at", "finished_at", "stats"])
-    page = PageVersion.objects.create(thread=generation.thread, generation=generation, version=1, html=html)
+    latest = generation.thread.pages.aggregate(n=Max("version"))["n"] or 0
+    page = PageVersion.objects.create(thread=generation.thread, generation=generation, version=latest + 1, html=html)
 
     def announce():
         event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=0)
         _topic_event(generation, topic_event)
         _announce_done(generation, page)
+        if check:
+            from explainer.celery import app
+
+            app.send_task("explainer.render_check", args=[page.pk], queue="qa")
 
     transaction.on_commit(announce)
 

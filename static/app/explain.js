@@ -93,6 +93,14 @@ const handlers = {
         note.textContent = e.lang === "zh" ? "available in 中文 only" : "only in English so far";
         line.append(note);
       }
+      if (e.source === "library") {
+        // The model cannot write this topic's page: the library's own page is the answer.
+        const note = document.createElement("span");
+        note.className = "note";
+        note.lang = asked || line.lang;
+        note.textContent = note.lang === "zh" ? "来自资料库" : "From the library";
+        line.append(note);
+      }
       line.hidden = false;
     }
   },

@@ -20,9 +20,11 @@ from tests.support.net import ROOT, TEST_BACKEND, free_port, listening
 def test_explain_writes_the_page_and_prints_its_stats(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MODEL_BACKEND", TEST_BACKEND)
     out = tmp_path / "page.html"
-    call_command("explain", "为什么天空是蓝色的？", "--lang", "zh", "-o", str(out), "--no-check")
+    call_command("explain", "海水为什么每天涨潮落潮？", "--lang", "zh", "-o", str(out), "--no-check")
     stats = json.loads(capsys.readouterr().out)
-    assert out.read_text(encoding="utf-8") == page_for(PageRequest(question="为什么天空是蓝色的？", lang="zh"))
+    # Routed to the tides page, which the checkpoint learned in English: it writes it, in English.
+    assert stats["source"] == "model" and stats["topic"]["slug"] == "tides"
+    assert out.read_text(encoding="utf-8") == page_for(PageRequest(question="海水为什么每天涨潮落潮？", lang="en"))
     assert stats["tokens"] > 0 and stats["forwards"] > 0 and stats["seconds"] > 0
     assert stats["tokens_per_forward"] == pytest.approx(stats["tokens"] / stats["forwards"], abs=0.01)
     assert stats["render_check"] is None
@@ -43,8 +45,22 @@ def test_explain_refuses_an_empty_question_and_a_missing_checkpoint(tmp_path, mo
     monkeypatch.setenv("MODEL_BACKEND", "model_worker.backends.clover:CloverBackend")
     monkeypatch.setenv("MODEL_PATH", str(tmp_path / "missing"))
     with pytest.raises(CommandError, match="could not be loaded"):
-        call_command("explain", "Why?", "-o", str(tmp_path / "x.html"))
+        call_command("explain", "Why does the sea have tides?", "-o", str(tmp_path / "x.html"))
     assert not (tmp_path / "x.html").exists()
+
+
+def test_explain_refuses_a_topic_the_library_lacks_naming_the_nearest(tmp_path, capsys):
+    with pytest.raises(CommandError, match="no library topic fits.*nearest: circuits"):
+        call_command("explain", "How does an electric motor turn electricity into motion?", "-o", str(tmp_path / "x.html"))
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_explain_answers_a_page_the_checkpoint_never_learned_with_the_library_page(tmp_path, capsys):
+    out = tmp_path / "page.html"
+    call_command("explain", "彩虹是怎么形成的？", "--lang", "zh", "-o", str(out), "--no-check")
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["source"] == "library" and stats["topic"]["slug"] == "zh-rainbow"
+    assert "<title>彩虹和光的色散</title>" in out.read_text(encoding="utf-8")
 
 
 def _children(pid: int) -> list[int]:

@@ -8,7 +8,8 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 
-from explainer.models import Classroom, Generation, Learner, Thread, TopicRequest
+from explainer.models import Classroom, Generation, Learner, LibraryPage, Thread, TopicRequest
+from explainer.selectors.exemplars import exemplar_html
 from explainer.services.generation import GenerationRejected, generation_create, generation_finish
 from model_worker import events
 from tests.support.net import OPEN_DOMAIN_TEST_BACKEND
@@ -35,15 +36,71 @@ def stream(redis_db, generation: Generation) -> list[dict]:
 def test_the_model_is_asked_for_the_routed_page_and_the_topic_event_follows_queued(
     redis_db, django_capture_on_commit_callbacks
 ):
-    generation = ask(django_capture_on_commit_callbacks, question="白天的天空为什么是蓝的？", lang="zh")
+    generation = ask(django_capture_on_commit_callbacks, question="海水为什么一天涨落两次？", lang="zh")
     [(_, request)] = gpu_tasks(redis_db)
-    # The topic has an English page only: the library-only model writes that page, in English.
-    assert (request["topic"], request["lang"]) == ("sky-blue", "en")
+    # The topic has an English page only, which the demo checkpoint learned: it writes that page, in English.
+    assert (request["topic"], request["lang"]) == ("tides", "en")
     queued, topic = stream(redis_db, generation)[:2]
     assert (queued["type"], topic["type"], topic["id"]) == ("queued", "topic", 2)
-    assert (topic["slug"], topic["title"], topic["lang"]) == ("sky-blue", "Why the sky is blue", "en")
-    assert topic["score"] > 0.2 and topic["nearest"][0] == {"slug": "sky-blue", "title": "Why the sky is blue"}
-    assert generation.thread.topic_slug == "sky-blue"
+    assert (topic["slug"], topic["title"], topic["lang"], topic["source"]) == ("tides", "Why the sea has tides", "en",
+                                                                               "model")
+    assert topic["score"] > 0.2 and topic["nearest"][0] == {"slug": "tides", "title": "Why the sea has tides"}
+    assert generation.thread.topic_slug == "tides"
+
+
+def test_a_library_page_the_checkpoint_never_learned_is_served_from_the_library_and_render_checked(
+    redis_db, django_capture_on_commit_callbacks
+):
+    generation = ask(django_capture_on_commit_callbacks, question="白天的天空为什么是蓝的？", lang="zh")
+    assert redis_db.llen("gpu") == 0  # no model runs: it would write another topic's page
+    generation.refresh_from_db()
+    assert generation.status == Generation.Status.DONE
+    assert generation.stats == {"source": "library", "library_page": "zh-sky-blue"}
+    page = generation.thread.pages.get()
+    assert page.html == exemplar_html("zh-sky-blue")
+    events_ = stream(redis_db, generation)
+    assert [e["type"] for e in events_] == ["queued", "topic", "done"]
+    assert (events_[1]["slug"], events_[1]["lang"], events_[1]["source"]) == ("zh-sky-blue", "zh", "library")
+    assert events_[2]["stats"]["source"] == "library"
+    [check] = [json.loads(raw) for raw in redis_db.lrange("qa", 0, -1)]
+    assert check["headers"]["task"] == "explainer.render_check"
+    assert ast.literal_eval(check["headers"]["argsrepr"]) == [page.pk]
+
+
+BEES_HTML = """<!doctype html><html lang="en"><head><title>How bees make honey</title></head><body>
+<script type="module">import { start } from "kit";
+const app = start({ title: "How bees make honey", intro: "Worker bees turn flower nectar into honey in the hive." });
+app.part(app.group(), { title: "Nectar", text: "Foragers sip nectar from flowers and carry it home in their honey stomach." });
+</script></body></html>"""
+
+
+def test_a_page_a_teacher_adds_is_routed_to_on_the_classes_next_question(
+    redis_db, django_capture_on_commit_callbacks
+):
+    teacher = get_user_model().objects.create_user("t", password="pw-123456789")
+    classroom = Classroom.objects.create(name="7B", teacher=teacher)
+    other = Classroom.objects.create(name="7C", teacher=teacher)
+    learner = Learner.objects.create(classroom=classroom, display_name="Ada")
+    outsider = Learner.objects.create(classroom=other, display_name="Bo")
+    question = "How do honey bees turn nectar into honey?"
+    with pytest.raises(GenerationRejected):  # before the page: nothing in the library answers it
+        generation_create(question=question, session_key="s1", learner=learner)
+
+    added = LibraryPage.objects.create(classroom=classroom, slug="honey-bees", title="How bees make honey", lang="en",
+                                       topic="honey-bees", questions=["How do bees make honey?"], html=BEES_HTML,
+                                       source=LibraryPage.Source.PASTE)
+    generation = ask(django_capture_on_commit_callbacks, question=question, learner=learner)
+    topic = stream(redis_db, generation)[1]
+    assert (topic["slug"], topic["title"], topic["source"]) == ("honey-bees", "How bees make honey", "library")
+    assert generation.thread.pages.get().html == BEES_HTML and redis_db.llen("gpu") == 0
+
+    # Another class's learners do not see it; once deleted, the class's learners no longer get it.
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question=question, session_key="s2", learner=outsider)
+    assert refused.value.code == "unknown_topic"
+    added.delete()
+    with pytest.raises(GenerationRejected):
+        generation_create(question=question, session_key="s1", learner=learner)
 
 
 def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_teacher(redis_db):

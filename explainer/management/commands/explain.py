@@ -1,4 +1,9 @@
-"""`manage.py explain "QUESTION" [--lang zh] -o page.html`: one page in-process, JSON stats on stdout."""
+"""`manage.py explain "QUESTION" [--lang zh] -o page.html`: one page in-process, JSON stats on stdout.
+
+The question is routed as the learner's is (`explainer.selectors.library.question_route`): the topic is
+printed on stderr, a question no library topic fits is refused with the nearest topics, and a library
+page the configured library-only backend cannot write is the stored page itself (`"source": "library"`).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from model_worker.backends.base import LANGS, PageRequest
-from model_worker.config import engine_settings, load_backend
+from model_worker.config import backend_capabilities, engine_settings, load_backend, writable_topics
 from model_worker.worker.run import run_page
 
 STAT_KEYS = ("tokens", "seconds", "tokens_per_s", "forwards", "tokens_per_forward", "forwards_per_s", "first_block_s")
@@ -40,8 +45,11 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", required=True, help="where to write the page's html")
         parser.add_argument("--previous", help="a page to revise: the question becomes a follow-up")
         parser.add_argument("--no-check", action="store_true", help="skip the render check")
+        parser.add_argument("--topic", help="a library page slug to write, whatever the question says")
 
-    def handle(self, *args, question, lang, output, previous, no_check, **options):
+    def handle(self, *args, question, lang, output, previous, no_check, topic, **options):
+        from explainer.library.router import answer_plan
+        from explainer.selectors.library import library_page_html, question_route
         from explainer.services.generation import GenerationRejected, question_clean
 
         try:
@@ -50,18 +58,36 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from None
         previous_page = Path(previous).read_text(encoding="utf-8") if previous else None
         settings = engine_settings()
+        route = question_route(question=question, lang=lang, picked=topic)
+        if route is None:
+            raise CommandError(f"the library has no page {topic!r}")
+        open_domain = backend_capabilities(settings).open_domain
+        plan = answer_plan(route, open_domain=open_domain, writable=None if open_domain else writable_topics(settings))
+        nearest = ", ".join(f"{n['slug']} ({n['title']})" for n in plan.event["nearest"]) or "none"
+        if plan.refuse:
+            raise CommandError(f"no library topic fits this question (best score {route.score}); nearest: {nearest}")
+        self.stderr.write(f"topic: {plan.event['slug']} ({plan.event['title']}), score {route.score}, "
+                          f"page in {plan.lang}, {plan.source}")
+        path = Path(output)
+        if plan.from_library:
+            html = library_page_html(slug=plan.topic)
+            path.write_text(html, encoding="utf-8")
+            stats = {"source": "library", "topic": plan.event, "output": str(path)}
+            stats["render_check"] = None if no_check else _render_check(html)
+            self.stdout.write(json.dumps(stats, ensure_ascii=False, indent=2))
+            return
         try:
             backend = load_backend(settings)
         except Exception as exc:
             raise CommandError(f"the model could not be loaded from {settings.model_path}: {exc}") from exc
-        request = PageRequest(question=question, lang=lang, previous_page=previous_page)
+        request = PageRequest(question=question, lang=plan.lang, previous_page=previous_page, topic=plan.topic)
         outcome = run_page(backend, request, ProgressSink(self.stderr))
         self.stderr.write("")
         if outcome.status != "done":
             raise CommandError(f"no page: {outcome.error_message or outcome.status}")
-        path = Path(output)
         path.write_text(outcome.html, encoding="utf-8")
         stats = {key: outcome.stats.get(key) for key in STAT_KEYS}
+        stats["source"], stats["topic"] = "model", plan.event
         stats["output"] = str(path)
         stats["render_check"] = None if no_check else _render_check(outcome.html)
         self.stdout.write(json.dumps(stats, ensure_ascii=False, indent=2))

@@ -1,6 +1,9 @@
-"""`manage.py relevance [--json] [--generate]`: the router on a labelled question set, and optionally the pages.
+"""`manage.py relevance [--json] [--recipes] [--generate]`: the router on a labelled question set, and optionally the pages.
 
-Router figures: precision, recall and refusals at the threshold (docs/benchmarks.md). With
+Router figures: precision, recall and refusals at the threshold, on the whole set and on each of its
+fixed halves, and the threshold calibrated on the calibration half (docs/benchmarks.md). `--recipes`
+adds the same figures for every index recipe (`explainer.library.index.RECIPES`), each at the threshold
+calibrated on the calibration half with that recipe. With
 `--generate`, each question the router answers goes through the configured backend (`PageRequest`
 with the routed `topic`) and the page is checked: its `<title>` is the routed page's title, its
 `<html lang>` is the promised language; out-of-library questions count as refused, or as answered
@@ -16,9 +19,19 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from explainer.library.calibration import QUESTION_SET, calibrate, figures, load_question_set, sweep, verdicts
+from explainer.library.calibration import (
+    QUESTION_SET,
+    SPLITS,
+    calibrate,
+    figures,
+    half,
+    load_question_set,
+    sweep,
+    verdicts,
+)
+from explainer.library.index import RECIPES, LibraryIndex
 from explainer.library.router import DEFAULT_THRESHOLD, answer_plan, route_question
-from explainer.selectors.library import library_index
+from explainer.selectors.library import library_index, library_pages
 
 _TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
 _LANG = re.compile(r"<html[^>]*\blang=[\"']?([A-Za-z-]+)", re.I)
@@ -44,8 +57,9 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.add_argument("--generate", action="store_true", help="write each routed page with the backend")
         parser.add_argument("--limit", type=int, default=0, help="with --generate: at most this many questions")
+        parser.add_argument("--recipes", action="store_true", help="compare the index recipes")
 
-    def handle(self, *args, questions, threshold, json: bool, generate, limit, **options):
+    def handle(self, *args, questions, threshold, json: bool, generate, limit, recipes, **options):
         try:
             labelled = load_question_set(questions)
             results = verdicts(library_index(), labelled)
@@ -54,15 +68,18 @@ class Command(BaseCommand):
         report = {
             "questions": str(questions),
             "router": figures(results, threshold).as_dict(),
-            "calibrated_threshold": calibrate(results),
+            "halves": {split: figures(half(results, split), threshold).as_dict() for split in SPLITS},
+            "calibrated_threshold": calibrate(half(results, "calibration")),
             "sweep": [f.as_dict() for f in sweep(results, [0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.22, 0.25, 0.3])],
             "misses": [
-                {"question": v.question.question, "expected": v.question.expected, "best": v.topic,
-                 "score": v.score}
-                for v in results if (v.expected_topic and not (v.right_topic and v.routed(threshold)))
-                or (not v.expected_topic and v.routed(threshold))
+                {"question": v.question.question, "split": v.question.split, "expected": sorted(v.expected) or None,
+                 "best": v.topic, "score": v.score}
+                for v in results if (v.inside and not (v.right_topic and v.routed(threshold)))
+                or (not v.inside and v.routed(threshold))
             ],
         }
+        if recipes:
+            report["recipes"] = _recipes(labelled)
         if generate:
             report["generation"] = self._generate(labelled[:limit] if limit else labelled, threshold)
         if json:
@@ -74,50 +91,82 @@ class Command(BaseCommand):
             f"({r['routed_right']} of {r['in_library']} in-library questions on the right topic; best topic right "
             f"for {r['best_topic_right']}); out-of-library refused {r['refused_out_of_library']:.3f} "
             f"({r['out_of_library'] - r['out_of_library_routed']} of {r['out_of_library']}); "
-            f"calibrated threshold {report['calibrated_threshold']}"
+            f"calibrated threshold {report['calibrated_threshold']} (on the calibration half)"
         )
+        for split, h in report["halves"].items():
+            self.stdout.write(
+                f"  {split}: precision {h['precision']:.3f}, recall {h['recall']:.3f} ({h['routed_right']} of "
+                f"{h['in_library']}); out-of-library routed {h['out_of_library_routed']} of {h['out_of_library']}"
+            )
+        for row in report.get("recipes", []):
+            c, h = row["calibration"], row["held-out"]
+            self.stdout.write(
+                f"recipe {row['recipe']:14s} threshold {row['threshold']:.2f}: best topic right {row['best_topic_right']}"
+                f"/{row['in_library']}; calibration recall {c['recall']:.3f} precision {c['precision']:.3f}; held-out "
+                f"recall {h['recall']:.3f} precision {h['precision']:.3f}, out-of-library routed "
+                f"{h['out_of_library_routed']}/{h['out_of_library']}"
+            )
         if generate:
             self.stdout.write(_dumps(report["generation"]))
 
     def _generate(self, labelled, threshold) -> dict:
+        from explainer.selectors.library import library_page_html
         from model_worker.backends.base import PageRequest
-        from model_worker.config import backend_capabilities, engine_settings, load_backend
+        from model_worker.config import backend_capabilities, engine_settings, load_backend, writable_topics
         from model_worker.worker.run import run_page
 
         settings = engine_settings()
         backend = load_backend(settings)
         open_domain = backend_capabilities(settings).open_domain
+        writable = None if open_domain else writable_topics(settings)
         index = library_index()
         counts = dict(in_library=0, pages=0, on_topic=0, promised_language=0, asked_language=0, failed=0,
-                      out_of_library=0, refused=0, answered_other_topic=0)
+                      out_of_library=0, refused=0, answered_other_topic=0, from_library=0)
         titles = {p.title for p in index.pages}
         started = time.monotonic()
         for q in labelled:
             route = route_question(index, q.question, q.lang, threshold=threshold)
-            plan = answer_plan(route, open_domain=open_domain)
-            counts["in_library" if q.expected else "out_of_library"] += 1
+            plan = answer_plan(route, open_domain=open_domain, writable=writable)
+            expected = {t for t in (q.topic, *q.also) if t in index.topics}
+            counts["in_library" if expected else "out_of_library"] += 1
             if plan.refuse:
-                counts["refused"] += 0 if q.expected else 1
+                counts["refused"] += 0 if expected else 1
                 continue
-            request = PageRequest(question=q.question, lang=plan.lang, topic=plan.topic)
-            outcome = run_page(backend, request, _Quiet())
-            if outcome.status != "done":
-                counts["failed"] += 1
-                continue
-            html = outcome.html
+            if plan.from_library:  # the backend cannot write it: the stored page answers (as in the app)
+                counts["from_library"] += 1
+                html = library_page_html(slug=plan.topic) or ""
+            else:
+                request = PageRequest(question=q.question, lang=plan.lang, topic=plan.topic)
+                outcome = run_page(backend, request, _Quiet())
+                if outcome.status != "done":
+                    counts["failed"] += 1
+                    continue
+                html = outcome.html
             title = (_TITLE.search(html) or [None, ""])[1].strip()
             lang = ((_LANG.search(html) or [None, ""])[1].lower().split("-") or [""])[0]
-            if not q.expected:
+            if not expected:
                 counts["answered_other_topic"] += title in titles
                 continue
             counts["pages"] += 1
-            expected = index.by_slug[q.expected]
-            counts["on_topic"] += bool(route.page) and route.page.topic == expected.topic and title == route.page.title
+            counts["on_topic"] += bool(route.page) and route.page.topic in expected and title == route.page.title
             counts["promised_language"] += lang == plan.lang
             counts["asked_language"] += lang == q.lang
         counts["seconds"] = round(time.monotonic() - started, 1)
         counts["backend"] = settings.backend
         return counts
+
+
+def _recipes(labelled) -> list[dict]:
+    """Every index recipe's figures, each at the threshold calibrated on the calibration half."""
+    rows = []
+    for name, recipe in RECIPES.items():
+        results = verdicts(LibraryIndex(library_pages(), recipe), labelled)
+        threshold = calibrate(half(results, "calibration"))
+        whole = figures(results, threshold)
+        rows.append({"recipe": name, "threshold": threshold, "best_topic_right": whole.best_topic_right,
+                     "in_library": whole.in_library,
+                     **{split: figures(half(results, split), threshold).as_dict() for split in SPLITS}})
+    return rows
 
 
 def _dumps(data) -> str:
