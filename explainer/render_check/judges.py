@@ -97,7 +97,9 @@ async def judge_interaction(page, observer: Observer, box, report: RenderReport,
     DOM changes inside the slider's own row (its readout echoing the value) do not count.
 
     The page's clock is paused (by the caller) and advanced by the same `step_ms` after each action
-    and once without one, so a scene that moves by itself is not taken for one that responds.
+    and once without one, so a scene that moves by itself is not taken for one that responds. The
+    idle motion is measured before the action and again after it, and the smaller counts: a slider
+    that stops the motion (0 volts) is judged against the still scene it leaves, not the busy one.
     """
 
     async def step() -> Moment:
@@ -109,12 +111,16 @@ async def judge_interaction(page, observer: Observer, box, report: RenderReport,
         before = await step()
         return (before, *await observer.change(start, before))
 
+    async def settle(after: Moment) -> tuple[Moment, int]:
+        settled = await step()
+        return settled, (await observer.change(after, settled))[1]
+
     before, idle_dom, idle_px = await idle()
 
     def threshold(idle_px: int) -> int:
         return 2 * idle_px + options.min_content_px
 
-    def responded(dom: int, pixels: int) -> bool:
+    def responded(dom: int, pixels: int, idle_px: int) -> bool:
         return dom > idle_dom or pixels > threshold(idle_px)
 
     results: dict[str, dict] = {}
@@ -134,12 +140,13 @@ async def judge_interaction(page, observer: Observer, box, report: RenderReport,
             after = await step()
             await page.evaluate(probe.UNQUIET)
             dom, pixels = await observer.change(before, after)
+            before, idle_after = await settle(after)
+            still = min(idle_px, idle_after)
             value = await slider.input_value()
             results["slider"] = {"what": f"slider {info['label']!r} {info['value']} -> {value}",
-                                 "dom_mutations": dom, "canvas_px": pixels,
-                                 "canvas_changed": pixels > threshold(idle_px), "attempts": attempt + 1,
-                                 "responded": value != info["value"] and responded(dom, pixels)}
-            before = after
+                                 "dom_mutations": dom, "canvas_px": pixels, "idle_after_px": idle_after,
+                                 "canvas_changed": pixels > threshold(still), "attempts": attempt + 1,
+                                 "responded": value != info["value"] and responded(dom, pixels, still)}
             if results["slider"]["responded"]:
                 break
 
@@ -155,8 +162,11 @@ async def judge_interaction(page, observer: Observer, box, report: RenderReport,
         after = await step()
         dom, pixels = await observer.change(before, after)
         opened = after.open_part is not None and after.open_part != before.open_part
+        _, idle_after = await settle(after)
+        still = min(idle_px, idle_after)
         results["click"] = {"what": what, "dom_mutations": dom, "canvas_px": pixels, "part_opened": opened,
-                            "canvas_changed": pixels > threshold(idle_px), "responded": opened or responded(dom, pixels)}
+                            "idle_after_px": idle_after, "canvas_changed": pixels > threshold(still),
+                            "responded": opened or responded(dom, pixels, still)}
 
     report.metrics["interaction"] = {"idle_dom_mutations": idle_dom, "idle_canvas_px": idle_px, **results}
     required = []
