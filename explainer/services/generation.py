@@ -18,13 +18,14 @@ from explainer.selectors.generation import (
     thread_latest_page,
 )
 from explainer.selectors.review import featured_page_for
-from explainer.services import moderation
+from explainer.services import moderation, rate_limits
 from explainer.services.streams import event_append, redis_client
 from model_worker import events
 
 log = logging.getLogger(__name__)
 
 LANGS = ("en", "zh")
+UNAVAILABLE = "The explainer cannot take questions right now. Please try again in a minute."
 
 
 class GenerationRejected(Exception):
@@ -51,9 +52,13 @@ def question_clean(question: str) -> str:
 
 
 def generation_create(
-    *, question: str, session_key: str, lang: str = "en", thread_id=None, learner: Learner | None = None
+    *, question: str, session_key: str, lang: str = "en", thread_id=None, learner: Learner | None = None,
+    client: rate_limits.Client | None = None,
 ) -> Generation:
-    """Start answering a question: a new thread, or a follow-up revising the thread's latest page."""
+    """Start answering a question: a new thread, or a follow-up revising the thread's latest page.
+
+    `client` (the asking browser's lasting id and address) is what the rate limits count by.
+    """
     question = question_clean(question)
     if lang not in LANGS:
         raise GenerationRejected("bad_field", f"Unknown language {lang!r}: use one of {', '.join(LANGS)}.")
@@ -62,6 +67,12 @@ def generation_create(
         thread = thread_for_session(thread_id=thread_id, session_key=session_key)
         if thread is None:
             raise GenerationRejected("unknown_thread", "That thread does not exist or is not yours.")
+    try:
+        rate_limits.question_count(client=client or rate_limits.Client(session_key=session_key), learner=learner)
+    except rate_limits.RateLimited as exc:
+        raise GenerationRejected(exc.code, exc.message) from None
+    except rate_limits.LimitsUnavailable:
+        raise GenerationRejected("unavailable", UNAVAILABLE) from None
     classroom = learner.classroom if learner else None
     kind = Generation.Kind.FOLLOW_UP if thread else Generation.Kind.ASK
     # Moderation records what it stops or flags; those rows are meant to stay even when it says no.
@@ -111,7 +122,7 @@ def _enqueue(generation: Generation, request: dict) -> None:
         )
     except Exception as exc:  # Redis or the broker is away: nothing will run it, so say so now
         log.exception("could not queue generation %s", generation.pk)
-        message = "The explainer cannot take questions right now. Please try again in a minute."
+        message = UNAVAILABLE
         Generation.objects.filter(pk=generation.pk, status=Generation.Status.QUEUED).update(
             status=Generation.Status.FAILED, error_code="unavailable", error_message=message,
             finished_at=timezone.now(),
