@@ -152,3 +152,5 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.env_int("LOGIN_LOCKOUT_MINUTES", 15, m
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
+# The socket's peer only: a client-sent X-Forwarded-For must not pick a fresh address per guess.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]

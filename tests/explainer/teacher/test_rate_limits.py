@@ -106,3 +106,13 @@ def test_teacher_sign_in_locks_out_after_repeated_failures(client, settings, tea
     response = client.post(login, {"username": teacher.username, "password": "pw-ada-123"})
     assert response.status_code == 429
     assert "_auth_user_id" not in client.session
+
+
+def test_a_forged_forwarded_address_does_not_dodge_the_sign_in_lockout(client, settings, teacher):
+    settings.AXES_FAILURE_LIMIT = 2
+    login = reverse("teacher:login")
+    for n in range(2):
+        client.post(login, {"username": teacher.username, "password": "wrong"}, HTTP_X_FORWARDED_FOR=f"81.2.69.{n + 1}")
+    response = client.post(login, {"username": teacher.username, "password": "pw-ada-123"},
+                           HTTP_X_FORWARDED_FOR="81.2.69.99")
+    assert response.status_code == 429
