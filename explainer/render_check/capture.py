@@ -32,6 +32,14 @@ async def read_canvas(page, index: int, *, timeout_s: float) -> bytes:
     return base64.b64decode(url.split(",", 1)[1])
 
 
+async def screenshot_or_none(page, *, clip: dict, timeout_s: float) -> bytes | None:
+    """A screenshot of `clip`, or None when the compositor does not deliver one within `timeout_s`."""
+    try:
+        return await page.screenshot(clip=clip, animations="disabled", caret="initial", timeout=timeout_s * 1000)
+    except PlaywrightTimeout:
+        return None
+
+
 @dataclass
 class Picture:
     png: bytes

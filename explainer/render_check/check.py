@@ -16,7 +16,7 @@ from playwright.async_api import Error as PlaywrightError
 from explainer.pages.policy import origin_of
 
 from . import judges, probe
-from .capture import picture
+from .capture import CanvasUnreadable, picture
 from .pool import BrowserGone, CheckTimedOut, get_pool
 from .report import RenderReport
 from .servers import page_server
@@ -88,7 +88,7 @@ async def _check(browser, images, html: str, url: str, *, options: CheckOptions)
         _listen(page, report)
         try:
             await _run_checks(page, images, html, report, options)
-        except PlaywrightError as exc:
+        except (PlaywrightError, CanvasUnreadable) as exc:
             # A step that timed out or a page that crashed: a verdict on the page, with what was seen so far.
             done = ", ".join(report.timings) or "nothing"
             report.add("browser", False, f"the check stopped after {done}: {_first_line(exc)}")

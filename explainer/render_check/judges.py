@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from . import probe
-from .capture import picture, read_canvas
+from .capture import picture, read_canvas, screenshot_or_none
 from .report import RenderReport
 
 PHONE = {"width": 390, "height": 844}
@@ -68,27 +68,40 @@ async def judge_canvas(images, box, first: bytes, last: bytes, report: RenderRep
 @dataclass
 class Moment:
     mutations: int
-    shot: bytes | None
+    shot: bytes | None  # the canvas's own pixels
     open_part: object
+    screen: bytes | None = None  # what the user sees over the canvas too (cards, slider thumbs), if taken in time
 
 
 class Observer:
-    """Snapshots of what a user could see change: DOM mutations so far, the canvas, the open part."""
+    """Snapshots of what a user could see change: DOM mutations so far, the canvas, the open part.
+
+    The canvas is always read directly. With `screen`, the canvas's box is also screenshotted (what
+    a user sees there, the kit's cards included) under a bounded time; two moments are compared on
+    their screenshots when both have one, else on their canvas pixels.
+    """
 
     def __init__(self, page, images, box, options) -> None:
         self.page, self.images, self.options = page, images, options
         self.canvas = box["index"] if box else None
+        self.clip = {k: box[k] for k in ("x", "y", "width", "height")} if box else None
+        self.screenshots_missed = 0
 
-    async def observe(self) -> Moment:
+    async def observe(self, *, screen: bool = False) -> Moment:
         state = await page_state(self.page)
-        shot = None
+        shot = shown = None
         if self.canvas is not None:
             shot = await read_canvas(self.page, self.canvas, timeout_s=self.options.shot_timeout_s)
-        return Moment(state["mutations"], shot, state.get("openPart"))
+            if screen:
+                shown = await screenshot_or_none(self.page, clip=self.clip, timeout_s=self.options.shot_timeout_s)
+                self.screenshots_missed += shown is None
+        return Moment(state["mutations"], shot, state.get("openPart"), shown)
 
     async def change(self, before: Moment, after: Moment) -> tuple[int, int]:
-        pixels = (await self.images.diff(before.shot, after.shot))["changed"] if self.canvas is not None else 0
-        return after.mutations - before.mutations, pixels
+        if self.canvas is None:
+            return after.mutations - before.mutations, 0
+        pair = (before.screen, after.screen) if before.screen and after.screen else (before.shot, after.shot)
+        return after.mutations - before.mutations, (await self.images.diff(*pair))["changed"]
 
 
 async def judge_interaction(page, observer: Observer, box, report: RenderReport, options) -> None:
@@ -104,7 +117,7 @@ async def judge_interaction(page, observer: Observer, box, report: RenderReport,
 
     async def step() -> Moment:
         await page.clock.run_for(options.step_ms)
-        return await observer.observe()
+        return await observer.observe(screen=True)
 
     async def idle() -> tuple[Moment, int, int]:
         start = await step()
@@ -168,7 +181,8 @@ async def judge_interaction(page, observer: Observer, box, report: RenderReport,
                             "idle_after_px": idle_after, "canvas_changed": pixels > threshold(still),
                             "responded": opened or responded(dom, pixels, still)}
 
-    report.metrics["interaction"] = {"idle_dom_mutations": idle_dom, "idle_canvas_px": idle_px, **results}
+    report.metrics["interaction"] = {"idle_dom_mutations": idle_dom, "idle_canvas_px": idle_px,
+                                     "screenshots_missed": observer.screenshots_missed, **results}
     required = []
     if part and part.get("count"):
         required.append("click")  # a kit page promises clickable parts
