@@ -151,15 +151,19 @@ async def _run_checks(page, images, html: str, report: RenderReport, options: Ch
     ready_at = time.monotonic()
     first_at, last_at = options.shot_times_s
     await _sleep_until(ready_at + first_at)
-    first = await observer.observe()
+    first = await observer.look()
     await _sleep_until(ready_at + last_at)
-    last = await observer.observe()
+    last = await observer.look()
     # From here on the page's clock is paused and only the check moves it: the page draws a frame
     # when told, so its main thread is idle for every picture and read, however slow its frames are.
     await page.clock.install()
     await page.clock.pause_at(int(time.time() * 1000) + 100)
+    if box and last.shot is None:
+        last = await observer.observe()  # too busy while running: read the paused page instead
     if box:
-        report.screenshots.update({f"canvas@{first_at}s": first.shot, f"canvas@{last_at}s": last.shot})
+        report.screenshots.update({f"canvas@{last_at}s": last.shot})
+        if first.shot is not None:
+            report.screenshots[f"canvas@{first_at}s"] = first.shot
     shot = await picture(page, canvas_index=box["index"] if box else None, timeout_s=options.shot_timeout_s)
     report.screenshots[f"page@{last_at}s"] = shot.png
     if shot.source != "screenshot":
