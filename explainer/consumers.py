@@ -20,6 +20,7 @@ from explainer.services.generation import (
     generation_create,
     generation_finish,
 )
+from explainer.services.rate_limits import Client, session_client_id
 from explainer.services.review import class_group, thread_group
 from model_worker import events
 from model_worker.backends.base import PageOutcome
@@ -37,7 +38,8 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         self.groups_joined: set[str] = set()
         # Reads block for READ_BLOCK_MS; the socket timeout must outlast them.
         self.redis = aioredis.Redis.from_url(settings.REDIS_URL, socket_timeout=READ_BLOCK_MS / 1000 + 10)
-        self.session_key, self.learner = await _session_identity(self.scope)
+        self.session_key, self.learner, client_id = await _session_identity(self.scope)
+        self.client = Client(session_key=self.session_key, client_id=client_id, ip=(self.scope.get("client") or [None])[0])
         await self.accept()
         await self.send_event({"type": "hello", "id": 0, "protocol": PROTOCOL_VERSION})
         if self.learner is not None:
@@ -79,6 +81,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
             generation = await _generation_create(
                 question=question, lang=lang, thread_id=thread_id, session_key=self.session_key, learner=self.learner,
                 topic=topic,
+                client=self.client,
             )
         except GenerationRejected as exc:
             if exc.topic is not None:  # what the router understood, before the refusal
@@ -213,14 +216,16 @@ def _uuid(message: dict, name: str, *, required: bool = True) -> uuid.UUID | Non
 
 
 @database_sync_to_async
-def _session_identity(scope) -> tuple[str, object]:
-    """The browser session's key (created if the socket came without one) and its learner, if any."""
+def _session_identity(scope) -> tuple[str, object, str]:
+    """The browser session's key (created if the socket came without one), its learner, if any, and its
+    lasting client id (what the rate limits count by)."""
     session = scope.get("session")
     if session is None:  # no session middleware: this socket is its own owner
-        return uuid.uuid4().hex, None
-    if not session.session_key:
+        return uuid.uuid4().hex, None, uuid.uuid4().hex
+    client_id = session_client_id(session)
+    if not session.session_key or session.modified:
         session.save()
-    return session.session_key, learner_from_session(session)
+    return session.session_key, learner_from_session(session), client_id
 
 
 _generation_create = database_sync_to_async(generation_create)

@@ -30,7 +30,9 @@ def _learner_context(request, thread=None) -> dict:
         "suggestions": {lang: library_examples(lang=lang) for lang in ("en", "zh")},
         "thread": thread,
         "versions": [
-            {"page": p.pk, "version": p.version, "question": p.generation.question, "url": page_url(p)} for p in pages
+            {"page": p.pk, "version": p.version, "question": p.generation.question, "url": page_url(p),
+             "check": p.check_status or ""}
+            for p in pages
         ],
         "recent_threads": threads_for_session(session_key=session_key),
     }

@@ -22,7 +22,7 @@ import pytest
 import redis
 from django.conf import settings
 
-from explainer.settings.base import channel_layers
+from explainer.settings.base import caches, channel_layers
 from tests.support.net import ROOT, TEST_BACKEND, free_port, listening
 
 VENV_BIN = Path(sys.executable).parent
@@ -69,6 +69,7 @@ def _use_redis(url: str) -> None:
     settings.REDIS_URL = url
     settings.CELERY_BROKER_URL = url
     settings.CHANNEL_LAYERS = channel_layers(url)
+    settings.CACHES = caches(url)
 
 
 def pytest_configure(config):

@@ -18,6 +18,15 @@ INIT_SCRIPT = r"""
       probe.mutations += 1;
     }
   }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  // WebGL canvases keep their drawing buffer, so the check can read the pixels themselves
+  // (toDataURL) instead of waiting on the compositor for a screenshot.
+  const getContext = HTMLCanvasElement.prototype.getContext;
+  HTMLCanvasElement.prototype.getContext = function (type, attributes) {
+    if (typeof type === "string" && type.startsWith("webgl")) {
+      attributes = Object.assign({}, attributes, {preserveDrawingBuffer: true});
+    }
+    return getContext.call(this, type, attributes);
+  };
 })();
 """
 
@@ -31,19 +40,28 @@ STATE = """() => ({
   violations: window.__renderCheck ? window.__renderCheck.violations : [],
 })"""
 
-# The largest visible canvas, clipped to the viewport.
+# The largest visible canvas, clipped to the viewport, and its index among the page's canvases.
 CANVAS_BOX = """() => {
   let best = null;
-  for (const c of document.querySelectorAll("canvas")) {
+  const all = document.querySelectorAll("canvas");
+  for (let index = 0; index < all.length; index++) {
+    const c = all[index];
     const r = c.getBoundingClientRect();
     const x = Math.max(0, r.left), y = Math.max(0, r.top);
     const w = Math.min(innerWidth, r.right) - x, h = Math.min(innerHeight, r.bottom) - y;
     const style = getComputedStyle(c);
     if (w < 8 || h < 8 || style.visibility === "hidden" || style.display === "none") continue;
-    if (!best || w * h > best.width * best.height) best = {x, y, width: w, height: h, count: 0};
+    if (!best || w * h > best.width * best.height) best = {x, y, width: w, height: h, index, count: 0};
   }
-  if (best) best.count = document.querySelectorAll("canvas").length;
+  if (best) best.count = all.length;
   return best;
+}"""
+
+# The pixels of one canvas as a PNG data URL (a message instead when it cannot be read).
+CANVAS_PNG = """(index) => {
+  const canvas = document.querySelectorAll("canvas")[index];
+  if (!canvas) return "the canvas is gone";
+  try { return canvas.toDataURL("image/png"); } catch (e) { return String(e); }
 }"""
 
 # Where a real click lands on a part, from the kit's own `pointFor` (docs/kit.md, "For the render check").

@@ -7,6 +7,7 @@ enforces the same sandbox and policy a learner gets and every violation shows up
 from __future__ import annotations
 
 import mimetypes
+import os
 import secrets
 import threading
 import urllib.error
@@ -84,7 +85,9 @@ class PageServer:
             def _static(self, relative: str) -> None:
                 if server.upstream:
                     return self._relay(f"{server.upstream}{STATIC_PREFIX}{relative}")
-                target = (server.static_root / relative).resolve()
+                # Normalised, not resolved: a symlinked folder inside static/ (a vendored library) is
+                # served, while ".." can still not climb out of it.
+                target = Path(os.path.normpath(server.static_root / relative))
                 if not target.is_relative_to(server.static_root) or not target.is_file():
                     return self._send(404, b"not found", {"Content-Type": "text/plain"})
                 content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from explainer.models import Generation, PageVersion, Thread
+from explainer.models import Generation, PageVersion, RenderCheck, Thread
 from explainer.pages.links import page_link
 
 ACTIVE = (Generation.Status.QUEUED, Generation.Status.RUNNING)
@@ -30,8 +30,13 @@ def thread_latest_page(*, thread: Thread) -> PageVersion | None:
 
 
 def thread_pages(*, thread: Thread) -> QuerySet[PageVersion]:
-    """Visible versions of a thread, oldest first, with the question that produced each."""
-    return thread.pages.filter(hidden=False).select_related("generation").order_by("version")
+    """Visible versions of a thread, oldest first, with the question that produced each and the status
+    of its latest render check (`check_status`, None while unchecked)."""
+    latest = RenderCheck.objects.filter(page=OuterRef("pk")).order_by("-created_at").values("status")[:1]
+    return (
+        thread.pages.filter(hidden=False).select_related("generation")
+        .annotate(check_status=Subquery(latest)).order_by("version")
+    )
 
 
 def threads_for_session(*, session_key: str, limit: int = 20) -> QuerySet[Thread]:

@@ -21,7 +21,7 @@ from explainer.selectors.generation import (
 )
 from explainer.selectors.library import library_page_html, question_route, thread_route
 from explainer.selectors.review import featured_page_for
-from explainer.services import moderation
+from explainer.services import moderation, rate_limits
 from explainer.services.streams import event_append, redis_client
 from explainer.services.topic_requests import topic_request_record
 from model_worker import events
@@ -36,6 +36,7 @@ UNKNOWN_TOPIC = {
           "Your question has been passed on to teachers as a requested topic.",
     "zh": "资料库里还没有关于这个主题的页面，所以暂时没有可靠的讲解。你的问题已经作为“想学的主题”转告给老师。",
 }
+UNAVAILABLE = "The explainer cannot take questions right now. Please try again in a minute."
 
 
 class GenerationRejected(Exception):
@@ -110,11 +111,12 @@ def _answer_plan(*, question: str, lang: str, thread: Thread | None, picked: str
 
 def generation_create(
     *, question: str, session_key: str, lang: str = "en", thread_id=None, learner: Learner | None = None,
-    topic: str | None = None,
+    topic: str | None = None, client: rate_limits.Client | None = None,
 ) -> Generation:
     """Start answering a question: a new thread, or a follow-up revising the thread's latest page.
 
     `topic`: the slug of a library page the learner picked (a nearest topic they clicked).
+    `client` (the asking browser's lasting id and address) is what the rate limits count by.
     """
     question = question_clean(question)
     if lang not in LANGS:
@@ -124,6 +126,12 @@ def generation_create(
         thread = thread_for_session(thread_id=thread_id, session_key=session_key)
         if thread is None:
             raise GenerationRejected("unknown_thread", "That thread does not exist or is not yours.")
+    try:
+        rate_limits.question_count(client=client or rate_limits.Client(session_key=session_key), learner=learner)
+    except rate_limits.RateLimited as exc:
+        raise GenerationRejected(exc.code, exc.message) from None
+    except rate_limits.LimitsUnavailable:
+        raise GenerationRejected("unavailable", UNAVAILABLE) from None
     classroom = learner.classroom if learner else None
     kind = Generation.Kind.FOLLOW_UP if thread else Generation.Kind.ASK
     # Moderation records what it stops or flags; those rows are meant to stay even when it says no.
@@ -193,7 +201,7 @@ def _enqueue(generation: Generation, request: PageRequest, topic_event: dict) ->
         )
     except Exception as exc:  # Redis or the broker is away: nothing will run it, so say so now
         log.exception("could not queue generation %s", generation.pk)
-        message = "The explainer cannot take questions right now. Please try again in a minute."
+        message = UNAVAILABLE
         Generation.objects.filter(pk=generation.pk, status=Generation.Status.QUEUED).update(
             status=Generation.Status.FAILED, error_code="unavailable", error_message=message,
             finished_at=timezone.now(),

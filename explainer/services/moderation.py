@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, time
 
 from django.db import transaction
 from django.utils import timezone
@@ -43,7 +42,7 @@ class QuestionVerdict:
     """What generation creation needs: may the question go to the model, and if not, what to tell the learner."""
 
     allowed: bool
-    code: str  # "ok" | "blocked" | "off_topic" | "language" | "limit"
+    code: str  # "ok" | "blocked" | "off_topic" | "language"
     message: str = ""
     topic_id: int | None = None
     topic_note: str | None = None
@@ -77,11 +76,6 @@ def find_terms(text: str, *, classroom: Classroom | None) -> list[TermHit]:
     return hits
 
 
-def _questions_today(learner: Learner) -> int:
-    start = timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
-    return Generation.objects.filter(learner=learner, created_at__gte=start).count()
-
-
 def question_check(
     *,
     classroom: Classroom | None,
@@ -94,11 +88,7 @@ def question_check(
     if classroom is not None and classroom.languages and lang not in classroom.languages:
         names = ", ".join(classroom.languages)
         return QuestionVerdict(False, "language", f"This class asks questions in: {names}.")
-    if classroom is not None and learner is not None and classroom.daily_question_limit:
-        if _questions_today(learner) >= classroom.daily_question_limit:
-            return QuestionVerdict(
-                False, "limit", "You have asked all the questions you can today. Come back tomorrow!"
-            )
+    # The class's daily limit is counted before this, atomically, by services.rate_limits.
     hits = find_terms(question, classroom=classroom)
     blocking = [h for h in hits if h.block]
     if blocking:

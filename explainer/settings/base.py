@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from . import env
@@ -9,8 +10,11 @@ from . import env
 BASE_DIR = env.BASE_DIR
 VAR_DIR = BASE_DIR / "var"
 
-SECRET_KEY = env.env_str("SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = env.env_bool("DEBUG", True)
+# Development and tests only: production refuses it (settings/prod.py), since it signs page links.
+DEV_SECRET_KEY = "dev-only-insecure-key-change-me"
+SECRET_KEY = env.env_str("SECRET_KEY", DEV_SECRET_KEY)
+# Off unless the environment or the dev settings turn it on: a 500 must not show the debug page.
+DEBUG = env.env_bool("DEBUG", False)
 ALLOWED_HOSTS = env.env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 
 INSTALLED_APPS = [
@@ -22,6 +26,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "axes",
     "explainer",
 ]
 
@@ -33,6 +38,12 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: answers a locked-out login with 429
+]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # counts failed sign-ins and refuses while locked out
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "explainer.urls"
@@ -70,6 +81,15 @@ def channel_layers(redis_url: str) -> dict:
 
 CHANNEL_LAYERS = channel_layers(REDIS_URL)
 
+
+def caches(redis_url: str) -> dict:
+    # Shared by every process, so a throttle counted in one web worker holds in all of them.
+    return {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url,
+                        "KEY_PREFIX": "explainer"}}
+
+
+CACHES = caches(REDIS_URL)
+
 # Celery: the Django side only enqueues gpu work by name and runs the qa queue.
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
@@ -83,8 +103,9 @@ PAGE_ORIGIN = env.origin("PAGE_ORIGIN", "")
 # The app's own origin, the one allowed to frame pages (CSP frame-ancestors); needed with PAGE_ORIGIN,
 # since a page request then arrives on the page origin and cannot tell where the app lives.
 APP_ORIGIN = env.origin("APP_ORIGIN", "")
-# How long a page link handed to a viewer stays valid.
-PAGE_LINK_TTL_S = env.env_int("PAGE_LINK_TTL_S", 7 * 24 * 3600, minimum=60)
+# How long a page link handed to a viewer stays valid; the thread view and the teacher's views issue
+# fresh links each time they are opened, so a leaked link stops working soon.
+PAGE_LINK_TTL_S = env.env_int("PAGE_LINK_TTL_S", 30 * 60, minimum=60)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -120,3 +141,20 @@ ORPHAN_GRACE_S = env.env_int("ORPHAN_GRACE_S", 10, minimum=0)
 
 # The library the router matches questions against: the exemplar corpus (its pages/ folder of records).
 LIBRARY_DIR = Path(env.env_str("LIBRARY_DIR", str(BASE_DIR / "model_worker" / "corpus")))
+
+# Rate limits (docs/reliability.md). Questions: counted in Redis per window, atomically.
+ANON_QUESTIONS_PER_SESSION_HOUR = env.env_int("ANON_QUESTIONS_PER_SESSION_HOUR", 20, minimum=0)
+ANON_QUESTIONS_PER_IP_HOUR = env.env_int("ANON_QUESTIONS_PER_IP_HOUR", 60, minimum=0)
+# A learner in a class whose teacher set no daily limit still has this one (0 = none).
+LEARNER_DAILY_QUESTIONS = env.env_int("LEARNER_DAILY_QUESTIONS", 100, minimum=0)
+# Join attempts per IP address (django-ratelimit's "count/period" syntax).
+JOIN_RATE = env.env_str("JOIN_RATE", "10/m")
+RATELIMIT_USE_CACHE = "default"
+# Teacher sign-in: after this many failures for one username from one address, locked out a while.
+AXES_FAILURE_LIMIT = env.env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env.env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+# The socket's peer only: a client-sent X-Forwarded-For must not pick a fresh address per guess.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]

@@ -2,10 +2,11 @@
 
 from . import env
 from .base import *  # noqa: F403
-from .base import VAR_DIR, channel_layers
+from .base import VAR_DIR, caches, channel_layers
 
 REDIS_URL = env.redis_url("redis://127.0.0.1:6379/15")
 CHANNEL_LAYERS = channel_layers(REDIS_URL)
+CACHES = caches(REDIS_URL)
 CELERY_BROKER_URL = REDIS_URL
 DATABASES = {"default": env.database_from_url(env.env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'test.sqlite3'}"))}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):

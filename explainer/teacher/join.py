@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django_ratelimit.decorators import ratelimit
 
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
 from explainer.services.classrooms import learner_join, session_threads_move
+from explainer.services.rate_limits import session_client_id
 from explainer.teacher.forms import JoinForm
 
 # The learner UI and its consumer read these session keys.
@@ -24,9 +27,18 @@ def safe_next(request, default: str) -> str:
     return default
 
 
+def _join_rate(group, request) -> str:
+    return settings.JOIN_RATE
+
+
+@ratelimit(key="ip", rate=_join_rate, method="POST", block=False)
 def join(request):
     current = learner_from_session(request.session)
     form = JoinForm(request.POST or None, initial={"join_code": request.GET.get("code", "")})
+    if request.method == "POST" and getattr(request, "limited", False):
+        # Join codes are short: guessing them must be slow. Nothing is checked while throttled.
+        form.add_error(None, "Too many tries from this network. Wait a minute, then try again.")
+        return render(request, "teacher/join.html", {"form": form, "current": current}, status=429)
     if request.method == "POST" and form.is_valid():
         try:
             learner = learner_join(
@@ -40,6 +52,7 @@ def join(request):
         else:
             # A new identity gets a new session id (no fixation); questions asked before joining come along.
             old_key = request.session.session_key
+            session_client_id(request.session)  # made before the key changes, so it follows the learner
             request.session.cycle_key()
             if old_key:
                 session_threads_move(old_key=old_key, new_key=request.session.session_key)

@@ -23,6 +23,7 @@ from explainer.selectors.usage import METRICS, usage_rows, usage_totals
 from explainer.services import classrooms as class_services
 from explainer.services import review as review_services
 from explainer.services.moderation import moderation_item_decide
+from explainer.teacher.exports import spreadsheet_cell
 from explainer.teacher.forms import ClassroomCreateForm, ClassroomSettingsForm, TopicForm
 from explainer.teacher.join import safe_next
 
@@ -254,7 +255,7 @@ def usage_csv(request, classroom_id):
     writer = csv.writer(response)
     writer.writerow(["date", "learner", *METRICS])
     for row in rows:
-        writer.writerow([row.day.isoformat(), row.learner, *(row.counts[m] for m in METRICS)])
+        writer.writerow([row.day.isoformat(), spreadsheet_cell(row.learner), *(row.counts[m] for m in METRICS)])
     return response
 
 

@@ -148,6 +148,9 @@ const handlers = {
   },
   qa(e) {
     const failed = (e.checks || []).filter((c) => !c.passed).map((c) => c.name);
+    const button = document.querySelector(`.version[data-page="${e.page}"]`);
+    if (button && e.status === "failed") flagVersion(button);
+    if ($("page-frame").dataset.page === String(e.page)) $("page-warning").hidden = e.status !== "failed";
     $("qa").className = `qa ${e.passed ? "passed" : "failed"}`;
     $("qa").textContent = e.passed
       ? "✓ Page checked in a browser"
@@ -203,14 +206,25 @@ function offerDownload(url) {
 }
 if ($("page-frame").getAttribute("src")) offerDownload($("page-frame").getAttribute("src"));
 
-function showPage(url, question, page) {
+function showPage(url, question, page, check = "") {
   const frame = $("page-frame");
   frame.src = url;
   frame.dataset.page = page ?? "";
   offerDownload(url);
+  // A page that failed its render check is still shown, with a warning that stays with it.
+  $("page-warning").hidden = check !== "failed";
+  $("qa").hidden = true;
   $("page-question").textContent = question;
   show("result");
   $("follow-question").value = "";
+}
+
+function flagVersion(button) {
+  button.dataset.check = "failed";
+  if (!button.classList.contains("failed")) {
+    button.classList.add("failed");
+    button.textContent = `⚠ ${button.textContent}`;
+  }
 }
 
 function addVersion(page, version, question, url) {
@@ -261,7 +275,7 @@ $("nearest-topics").addEventListener("click", (ev) => {
 $("lang").addEventListener("change", showSuggestions);
 $("versions").addEventListener("click", (ev) => {
   const button = ev.target.closest(".version");
-  if (button) showPage(button.dataset.url, button.dataset.question, button.dataset.page);
+  if (button) showPage(button.dataset.url, button.dataset.question, button.dataset.page, button.dataset.check);
 });
 $("stop-button").addEventListener("click", () => {
   if (!state.generation) return;

@@ -83,7 +83,7 @@ def test_a_page_that_locks_up_the_browser_fails_instead_of_hanging_the_check():
 
 
 def test_a_page_can_load_its_static_files_from_a_running_server():
-    from explainer.render_check.check import page_server
+    from explainer.render_check.servers import page_server
 
     # Any origin serving /static/ will do; here, the checker's own server for the project folder.
     upstream = page_server().origin

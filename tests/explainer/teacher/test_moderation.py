@@ -64,14 +64,6 @@ def test_a_class_limited_to_chinese_refuses_english_questions(classroom, learner
     assert check(classroom, learner, "雨是怎么形成的？", lang="zh").allowed
 
 
-def test_the_daily_limit_stops_the_learner_once_reached(classroom, learner, make_page):
-    classroom_update(classroom=classroom, daily_question_limit=2)
-    make_page(classroom=classroom, learner=learner)
-    assert check(classroom, learner, "How does rain form?").allowed
-    make_page(classroom=classroom, learner=learner, question="Why do clouds float?")
-    assert check(classroom, learner, "How does rain form?").code == "limit"
-
-
 def test_a_page_with_a_blocked_word_is_hidden_at_once_and_queued(classroom, learner, make_page):
     page = make_page(classroom=classroom, learner=learner, html="<p>Magnets</p><script>let sex=1</script><p>porn</p>")
     item = page_screen(page=page)

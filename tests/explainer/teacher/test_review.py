@@ -202,3 +202,15 @@ def test_a_topic_with_an_exemplar_answers_its_new_questions_with_that_page_and_f
     assert sent == ["model_worker.generate_page"]  # a follow-up revises the page with the model
     with pytest.raises(ValidationError, match="no exemplar page 'no-such-page'"):
         topic_update(topic=magnetism, title="Magnetism", exemplar="no-such-page")
+
+
+@pytest.mark.parametrize("name", ["=HYPERLINK(\"http://x.example\",\"hi\")", "+SUM(1,2)", "-2+3", "@cmd", "\tTab"])
+def test_a_display_name_that_looks_like_a_formula_is_escaped_in_the_usage_csv(signed_in, classroom, make_page, name):
+    learner = learner_join(join_code=classroom.join_code, display_name="x")
+    learner.display_name = name  # as a teacher's rename could store it
+    learner.save(update_fields=["display_name"])
+    make_page(classroom=classroom, learner=learner)
+    response = signed_in.get(reverse("teacher:usage-csv", args=[classroom.pk]))
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [r["learner"] for r in rows] == ["'" + name]
+    assert rows[0]["questions"] == "1"  # numbers are left as they are

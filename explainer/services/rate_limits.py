@@ -1,0 +1,97 @@
+"""Question limits that hold under concurrency: one Redis counter per window, INCR'd atomically.
+
+Anonymous learners: per browser session and per IP address, per hour. Learners in a class: the class's
+daily limit (or `LEARNER_DAILY_QUESTIONS` when the class sets none), counted per browser (`client_id`,
+kept in the session across leaving and re-joining), not per membership row, so a new name does not
+start a new count. Each question is counted before anything else is done with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+from django.utils import timezone
+
+from explainer.models import Learner
+from explainer.services.streams import redis_client
+
+log = logging.getLogger(__name__)
+
+KEY_PREFIX = "explainer:rate"
+HOUR_S = 3600
+DAY_S = 24 * 3600
+
+
+@dataclass(frozen=True)
+class Client:
+    """Who is asking: the browser session, its lasting id (survives leave/join), and the address."""
+
+    session_key: str
+    client_id: str | None = None
+    ip: str | None = None
+
+
+class RateLimited(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class LimitsUnavailable(Exception):
+    """Redis did not answer, so no question can be counted (and none can be queued either)."""
+
+
+SESSION_CLIENT_ID = "client_id"
+
+
+def session_client_id(session) -> str:
+    """The browser's lasting id, kept in its session (joining and leaving a class keep it); made once."""
+    if SESSION_CLIENT_ID not in session:
+        session[SESSION_CLIENT_ID] = uuid.uuid4().hex
+    return session[SESSION_CLIENT_ID]
+
+
+def question_count(*, client: Client, learner: Learner | None) -> None:
+    """Count one question against every limit that applies; `RateLimited` when one is used up."""
+    try:
+        if learner is None:
+            _anonymous(client)
+        else:
+            _in_class(client, learner)
+    except redis.RedisError as exc:
+        log.warning("rate limits: Redis did not answer: %s", exc)
+        raise LimitsUnavailable(str(exc)) from exc
+
+
+def _anonymous(client: Client) -> None:
+    hour = int(timezone.now().timestamp()) // HOUR_S
+    per_session = settings.ANON_QUESTIONS_PER_SESSION_HOUR
+    per_ip = settings.ANON_QUESTIONS_PER_IP_HOUR
+    message = "You have asked a lot of questions this hour. Take a break and come back soon!"
+    if per_session and _hit(f"anon-session:{client.client_id or client.session_key}:{hour}", HOUR_S) > per_session:
+        raise RateLimited("rate_limited", message)
+    if per_ip and client.ip and _hit(f"anon-ip:{client.ip}:{hour}", HOUR_S) > per_ip:
+        raise RateLimited("rate_limited", message)
+
+
+def _in_class(client: Client, learner: Learner) -> None:
+    limit = learner.classroom.daily_question_limit or settings.LEARNER_DAILY_QUESTIONS
+    if not limit:
+        return
+    who = client.client_id or f"learner-{learner.pk}"
+    day = timezone.localdate().isoformat()
+    if _hit(f"class:{learner.classroom_id}:{day}:{who}", DAY_S + HOUR_S) > limit:
+        raise RateLimited("limit", "You have asked all the questions you can today. Come back tomorrow!")
+
+
+def _hit(key: str, ttl_s: int) -> int:
+    """Add one to the window's counter and return the new count; the window expires by itself."""
+    pipe = redis_client().pipeline(transaction=True)
+    pipe.incr(f"{KEY_PREFIX}:{key}")
+    pipe.expire(f"{KEY_PREFIX}:{key}", ttl_s, nx=True)
+    count, _ = pipe.execute()
+    return int(count)

@@ -1,0 +1,41 @@
+"""A page that failed its render check is shown with a warning wherever it appears, also after reopening."""
+
+import pytest
+from django.urls import reverse
+
+from explainer.models import RenderCheck
+
+pytestmark = pytest.mark.django_db
+
+WARNING = "This page failed its check in a browser"
+
+
+def reopen(client, page):
+    client.get("/")  # the browser gets its session, and the thread becomes this browser's
+    page.thread.__class__.objects.filter(pk=page.thread_id).update(session_key=client.session.session_key)
+    return client.get(reverse("thread", args=[page.thread_id])).content.decode()
+
+
+def test_reopening_a_thread_whose_page_failed_its_check_shows_the_warning(client, classroom, learner, make_page):
+    page = make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.FAILED)
+    body = reopen(client, page)
+    assert f'id="page-warning" role="alert">⚠ {WARNING}' in body
+    assert 'class="version failed"' in body and 'data-check="failed"' in body
+
+
+def test_a_page_that_passed_its_check_shows_no_warning(client, classroom, learner, make_page):
+    page = make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.PASSED)
+    body = reopen(client, page)
+    assert 'id="page-warning" role="alert" hidden>' in body
+    assert 'class="version failed"' not in body
+
+
+def test_the_teacher_review_flags_a_failed_page(client, teacher, classroom, learner, make_page):
+    failed = make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.FAILED)
+    make_page(classroom=classroom, learner=learner, question="Why do clouds float?", check=RenderCheck.Status.PASSED)
+    client.force_login(teacher)
+    gallery = client.get(reverse("teacher:review", args=[classroom.pk])).content.decode()
+    assert gallery.count("failed its check: learners see a warning") == 1
+    assert f'check-failed" data-page="{failed.pk}"' in gallery
+    detail = client.get(reverse("teacher:page", args=[failed.pk])).content.decode()
+    assert "This page failed its latest render check" in detail
