@@ -54,7 +54,8 @@ def run_decoding(backend, prompts, *, warmup: bool = True) -> tuple[dict, list[s
     from model_worker.prompt import extract_page
     from model_worker.sampler import generate
 
-    ids = [backend.prompt_ids(_request(lang, q)) for lang, q, _ in prompts]
+    # The topic is the library page the router picks for the question in the product (`explainer/library/`).
+    ids = [backend.prompt_ids(_request(lang, q, slug)) for lang, q, slug in prompts]
     cfg_for = lambda p: replace(backend.sampler, max_new_tokens=min(backend.sampler.max_new_tokens,  # noqa: E731
                                                                      backend.context - len(p)))
     if warmup:  # first calls pay for allocator growth and lazy tables; keep them out of the figures
@@ -300,10 +301,10 @@ def format_text(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _request(lang: str, question: str):
+def _request(lang: str, question: str, topic: str | None = None):
     from model_worker.backends.base import PageRequest
 
-    return PageRequest(question=question, lang=lang)
+    return PageRequest(question=question, lang=lang, topic=topic)
 
 
 def _reset_peak(backend) -> None:
