@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_BACKEND = "model_worker.backends.clover:CloverBackend"
+# MODEL_BACKEND's short names; any other value is a `package.module:Class` path.
+BACKENDS = {
+    "clover": "model_worker.backends.clover:CloverBackend",
+    "transformers": "model_worker.backends.transformers:TransformersBackend",
+    "openai": "model_worker.backends.openai:OpenAIBackend",
+}
+DEFAULT_BACKEND = "clover"
 DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
 DEVICES = ("auto", "cpu", "cuda")
 DECODINGS = ("diffusion", "verified", "ar")  # the named settings of backends.clover.DECODING
@@ -20,14 +26,28 @@ class EngineSettings:
     model_path: Path = DEFAULT_MODEL_PATH
     device: str = "auto"
     decoding: str | None = None  # None: the backend's own default
+    dtype: str = "auto"  # transformers: auto, float32, bfloat16, float16
+    max_new_tokens: int | None = None  # None: what the context leaves
+    base_url: str = "http://127.0.0.1:8000/v1"  # openai: the server's API root
+    model_name: str = ""  # openai: the served model's name
+    api_key: str = ""  # openai: sent as a bearer token when set
+    timeout_s: float = 300.0  # openai: longest wait for the next piece of a reply
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:
             raise ValueError(f"MODEL_DEVICE={self.device!r} is not one of {', '.join(DEVICES)}")
         if self.decoding is not None and self.decoding not in DECODINGS:
             raise ValueError(f"MODEL_DECODING={self.decoding!r} is not one of {', '.join(DECODINGS)}")
-        if ":" not in self.backend:
-            raise ValueError(f"MODEL_BACKEND={self.backend!r} must look like 'package.module:Class'")
+        if self.backend not in BACKENDS and ":" not in self.backend:
+            raise ValueError(f"MODEL_BACKEND={self.backend!r} is not one of {', '.join(BACKENDS)} "
+                             "and does not look like 'package.module:Class'")
+        if self.max_new_tokens is not None and self.max_new_tokens < 1:
+            raise ValueError(f"MODEL_MAX_NEW_TOKENS={self.max_new_tokens} must be at least 1")
+
+    @property
+    def backend_spec(self) -> str:
+        """The `package.module:Class` path of the backend."""
+        return BACKENDS.get(self.backend, self.backend)
 
 
 def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
@@ -42,7 +62,23 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
         model_path=path,
         device=(env.get("MODEL_DEVICE") or "auto").lower(),
         decoding=(env.get("MODEL_DECODING") or "").lower() or None,
+        dtype=(env.get("MODEL_DTYPE") or "auto").lower(),
+        max_new_tokens=_number(env, "MODEL_MAX_NEW_TOKENS", int),
+        base_url=env.get("MODEL_BASE_URL") or EngineSettings.base_url,
+        model_name=env.get("MODEL_NAME") or "",
+        api_key=env.get("MODEL_API_KEY") or "",
+        timeout_s=_number(env, "MODEL_TIMEOUT_S", float) or EngineSettings.timeout_s,
     )
+
+
+def _number(env: Mapping[str, str], name: str, kind: type):
+    raw = env.get(name)
+    if not raw:
+        return None
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number") from None
 
 
 def resolve_device(device: str) -> str:
@@ -61,9 +97,21 @@ def default_threads() -> int:
 
 
 def load_backend(settings: EngineSettings | None = None):
-    """Instantiate the configured page backend with the configured checkpoint and device."""
-    from model_worker.backends import load_backend as build
+    """Instantiate the configured page backend: `Class.from_settings(settings)` when the class has it,
+    else `Class(path=..., device=...[, decoding=...])`."""
+    from model_worker.backends import backend_class
 
     settings = settings or engine_settings()
+    cls = backend_class(settings.backend_spec)
+    if hasattr(cls, "from_settings"):
+        return cls.from_settings(settings)
     options = {} if settings.decoding is None else {"decoding": settings.decoding}
-    return build(settings.backend, path=settings.model_path, device=settings.device, **options)
+    return cls(path=settings.model_path, device=settings.device, **options)
+
+
+def backend_capabilities(name: str):
+    """The `BackendCapabilities` a backend class declares (short name or dotted path), without loading a
+    model; None when it declares none."""
+    from model_worker.backends import backend_class
+
+    return getattr(backend_class(BACKENDS.get(name, name)), "capabilities", None)
