@@ -15,6 +15,17 @@ BACKENDS = {
     "openai": "model_worker.backends.openai:OpenAIBackend",
 }
 DEFAULT_BACKEND = "clover"
+
+
+def _capabilities():
+    from model_worker.backends.base import BackendCapabilities
+
+    return {
+        # The demo checkpoint writes the library pages it learned; asked to revise one it writes nothing usable.
+        "clover": BackendCapabilities(open_domain=False, revises_pages=False, streams="drafts", context=2560),
+        "transformers": BackendCapabilities(open_domain=True, revises_pages=True, streams="tokens", context=0),
+        "openai": BackendCapabilities(open_domain=True, revises_pages=True, streams="tokens", context=0),
+    }
 DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
 DEVICES = ("auto", "cpu", "cuda")
 DECODINGS = ("diffusion", "verified", "ar")  # the named settings of backends.clover.DECODING
@@ -110,8 +121,11 @@ def load_backend(settings: EngineSettings | None = None):
 
 
 def backend_capabilities(name: str):
-    """The `BackendCapabilities` a backend class declares (short name or dotted path), without loading a
-    model; None when it declares none."""
+    """What a backend can do, without loading a model or its libraries (short name), or from its class's
+    `capabilities` (dotted path); None when it declares none."""
+    known = _capabilities()
+    if name in known:
+        return known[name]
     from model_worker.backends import backend_class
 
-    return getattr(backend_class(BACKENDS.get(name, name)), "capabilities", None)
+    return getattr(backend_class(name), "capabilities", None)

@@ -14,11 +14,12 @@ from explainer.selectors.exemplars import exemplar_html
 from explainer.selectors.generation import (
     generation_queue_position,
     page_url,
+    thread_current_page,
     thread_for_session,
-    thread_latest_page,
 )
 from explainer.selectors.review import featured_page_for
 from explainer.services import moderation
+from explainer.services.repairs import backend_revises_pages
 from explainer.services.streams import event_append, redis_client
 from model_worker import events
 from model_worker.backends.base import LANGS, PageOutcome, PageRequest
@@ -83,7 +84,8 @@ def generation_create(
         if exemplar is not None:
             _answer_from_library(generation, exemplar, {"exemplar": verdict.topic_exemplar})
             return generation
-        previous = thread_latest_page(thread=thread)
+        # A backend that cannot revise a page answers a follow-up as a new question on the thread.
+        previous = thread_current_page(thread=thread) if backend_revises_pages() else None
         topic_note = verdict.topic_note or (thread.topic.note_to_model if thread.topic else None)
         request = PageRequest(
             question=question,
@@ -91,11 +93,12 @@ def generation_create(
             previous_page=previous.html if previous else None,
             topic_note=topic_note or None,
         )
-        transaction.on_commit(lambda: _enqueue(generation, request))
+        transaction.on_commit(lambda: generation_enqueue(generation, request))
     return generation
 
 
-def _enqueue(generation: Generation, request: PageRequest) -> None:
+def generation_enqueue(generation: Generation, request: PageRequest) -> None:
+    """Send a generation's request to the GPU queue, announcing it as `queued`."""
     from explainer.celery import app
 
     try:

@@ -79,7 +79,9 @@ def find_terms(text: str, *, classroom: Classroom | None) -> list[TermHit]:
 
 def _questions_today(learner: Learner) -> int:
     start = timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
-    return Generation.objects.filter(learner=learner, created_at__gte=start).count()
+    # Repairs are the explainer's own retries, not the learner's questions.
+    return (Generation.objects.filter(learner=learner, created_at__gte=start)
+            .exclude(kind=Generation.Kind.REPAIR).count())
 
 
 def question_check(

@@ -115,3 +115,7 @@ QUESTION_MAX_CHARS = env.env_int("QUESTION_MAX_CHARS", 500, minimum=1)
 GENERATION_STREAM_MAXLEN = env.env_int("GENERATION_STREAM_MAXLEN", 5000, minimum=100)
 GENERATION_STREAM_TTL_S = env.env_int("GENERATION_STREAM_TTL_S", 3600, minimum=60)
 ORPHAN_GRACE_S = env.env_int("ORPHAN_GRACE_S", 10, minimum=0)
+# The page backend the GPU workers run (model_worker.config reads it there); the web tier asks what it can do.
+MODEL_BACKEND = env.env_str("MODEL_BACKEND", "clover")
+# How many more times a page that fails its render check is asked for again, with the check's errors.
+REPAIR_ATTEMPTS = env.env_int("REPAIR_ATTEMPTS", 2, minimum=0)

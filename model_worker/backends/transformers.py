@@ -28,7 +28,7 @@ from model_worker.backends.base import BackendCapabilities, BackendError, PageRe
 from model_worker.backends.chat_prompt import build_messages
 from model_worker.backends.reply import page_from_reply
 from model_worker.backends.streaming import TokenBlocks, reply_stats
-from model_worker.config import default_threads, resolve_device
+from model_worker.config import backend_capabilities, default_threads, resolve_device
 
 MIN_PAGE_TOKENS = 256
 DRAFT_MIN_INTERVAL_S = 0.05
@@ -43,7 +43,7 @@ class ModelFolderError(FileNotFoundError):
 class TransformersBackend:
     """`PageBackend` over a local transformers model folder (weights, config and tokenizer)."""
 
-    capabilities = BackendCapabilities(open_domain=True, revises_pages=True, streams="tokens", context=0)
+    capabilities = backend_capabilities("transformers")
 
     @classmethod
     def from_settings(cls, settings) -> TransformersBackend:
