@@ -75,19 +75,19 @@ class OpenAIBackend:
     def _served_model(self) -> str:
         """The server's first model, when MODEL_NAME names none."""
         response = self._request(lambda: self.client.get("/models"))
-        with response:
-            response.read()
-            try:
-                return response.json()["data"][0]["id"]
-            except (ValueError, KeyError, IndexError, TypeError):
-                raise BackendError("bad_reply", f"{self.base_url}/models named no model; set MODEL_NAME") from None
+        try:
+            return response.json()["data"][0]["id"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise BackendError("bad_reply", f"{self.base_url}/models named no model; set MODEL_NAME") from None
+        finally:
+            response.close()
 
     def _stream(self, body: dict, blocks: TokenBlocks) -> int | None:
         """Send the request and feed the reply's text into `blocks`; the server's token count, if it gave one."""
         response = self._request(lambda: self.client.send(
             self.client.build_request("POST", "/chat/completions", json=body), stream=True))
         usage = None
-        with response:  # leaving it early (a cancel) closes the connection: the server stops writing
+        try:  # leaving early (a cancel) closes the connection: the server stops writing
             try:
                 for line in response.iter_lines():
                     data = _data(line)
@@ -105,6 +105,8 @@ class OpenAIBackend:
             except httpx.TransportError as exc:
                 raise BackendError("model_unavailable", f"The model server at {self.base_url} broke off the "
                                                         f"reply: {exc}", blocks.stats(forwards=None)) from None
+        finally:
+            response.close()
         return usage
 
     def _request(self, send) -> httpx.Response:
