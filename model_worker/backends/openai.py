@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover
 
 from model_worker.backends.base import BackendError, PageRequest, PageResult, PageSink
 from model_worker.backends.chat_prompt import build_messages
-from model_worker.backends.reply import page_from_reply
+from model_worker.backends.reply import page_from_reply, page_problems
 from model_worker.backends.streaming import TokenBlocks
 from model_worker.config import backend_capabilities
 
@@ -70,6 +70,9 @@ class OpenAIBackend:
         html = page_from_reply("".join(blocks.text))
         if not html:
             raise BackendError("bad_reply", f"The model's reply held no html page ({stats['tokens']} tokens).", stats)
+        problems = page_problems(html)
+        if problems:
+            raise BackendError("bad_reply", f"The model's page is incomplete: {'; '.join(problems)}.", stats)
         return PageResult(html=html, stats=stats)
 
     def _served_model(self) -> str:

@@ -26,7 +26,7 @@ from transformers import (
 
 from model_worker.backends.base import BackendCapabilities, BackendError, PageRequest, PageResult, PageSink
 from model_worker.backends.chat_prompt import build_messages
-from model_worker.backends.reply import page_from_reply
+from model_worker.backends.reply import page_from_reply, page_problems
 from model_worker.backends.streaming import TokenBlocks, reply_stats
 from model_worker.config import backend_capabilities, default_threads, resolve_device
 
@@ -95,6 +95,9 @@ class TransformersBackend:
         html = "" if stopped else page_from_reply(text)
         if not stopped and not html:
             raise BackendError("bad_reply", f"The model's reply held no html page ({stats['tokens']} tokens).", stats)
+        problems = [] if stopped else page_problems(html)
+        if problems:
+            raise BackendError("bad_reply", f"The model's page is incomplete: {'; '.join(problems)}.", stats)
         return PageResult(html=html, stats=stats, stopped=stopped)
 
     def _stream(self, ids, new_tokens: int, sink: PageSink, sampling: dict):

@@ -2,7 +2,8 @@
 
 Each block of `BLOCK` pieces starts fully masked and resolves `PER_STEP` pieces a step, in a fixed
 scrambled order, with a short sleep per step. Questions may carry test switches:
-`[[slow]]` (longer steps, for cancel tests) and `[[fail]]` (the backend raises).
+`[[slow]]` (longer steps, for cancel tests), `[[fail]]` (the backend raises) and `[[broken]]` (the page
+throws in the browser, so it fails its render check, until the second repair asks for it again).
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ def page_for(request: PageRequest) -> str:
     """The page this backend writes for a request; follow-ups say how long the previous page was."""
     question = html.escape(request.question.replace("[[slow]]", "").strip())
     previous = len(request.previous_page) if request.previous_page else 0
+    broken = "[[broken]]" in request.question and (request.repair is None or request.repair.attempt < 2)
+    fault = "<script>notDefinedAnywhere();</script>\n" if broken else ""
     return (
         "<!doctype html>\n<html lang=\"" + request.lang + "\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<meta name=\"previous-page-chars\" content=\"{previous}\">\n"
         f"<title>{question}</title>\n"
         "<style>body{margin:0;font:16px system-ui;background:#0b1020;color:#e8ecff}"
         "canvas{display:block;width:100%;height:60vh}p{padding:0 1em}</style>\n</head>\n<body>\n"
-        f"<h1>{question}</h1>\n<canvas id=\"scene\"></canvas>\n"
+        f"<h1>{question}</h1>\n{fault}<canvas id=\"scene\"></canvas>\n"
         "<p>Drag to turn the scene. The orbit shows one body circling another.</p>\n"
         "<script>\nconst c=document.getElementById('scene');const g=c.getContext('2d');\n"
         "function draw(t){c.width=c.clientWidth;c.height=c.clientHeight;g.fillStyle='#fc3';"

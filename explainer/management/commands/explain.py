@@ -57,11 +57,15 @@ class Command(BaseCommand):
         request = PageRequest(question=question, lang=lang, previous_page=previous_page)
         outcome = run_page(backend, request, ProgressSink(self.stderr))
         self.stderr.write("")
+        stats = {key: outcome.stats.get(key) for key in STAT_KEYS}
         if outcome.status != "done":
-            raise CommandError(f"no page: {outcome.error_message or outcome.status}")
+            # What the model did write is still measured: a failed page prints its stats, then the error.
+            self.stdout.write(json.dumps({**stats, "status": outcome.status, "error_code": outcome.error_code},
+                                         ensure_ascii=False, indent=2))
+            raise CommandError(f"no page ({outcome.error_code or outcome.status}): "
+                               f"{outcome.error_message or outcome.status}")
         path = Path(output)
         path.write_text(outcome.html, encoding="utf-8")
-        stats = {key: outcome.stats.get(key) for key in STAT_KEYS}
         stats["output"] = str(path)
         stats["render_check"] = None if no_check else _render_check(outcome.html)
         self.stdout.write(json.dumps(stats, ensure_ascii=False, indent=2))
