@@ -13,8 +13,9 @@ from transformers import AutoTokenizer
 
 from model_worker.config import DEFAULT_MODEL_PATH
 
-CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
-                 "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
+# ChatML, as Qwen models have it: `transformers serve` finds where the reply starts by its anchor.
+CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+                 "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 CONTEXT = 4096
 
 
