@@ -49,7 +49,10 @@ class Command(BaseCommand):
         except GenerationRejected as exc:
             raise CommandError(exc.message) from None
         previous_page = Path(previous).read_text(encoding="utf-8") if previous else None
-        settings = engine_settings()
+        try:
+            settings = engine_settings()
+        except ValueError as exc:
+            raise CommandError(f"the model settings are wrong: {exc}") from exc
         try:
             backend = load_backend(settings)
         except Exception as exc:
