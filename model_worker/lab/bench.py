@@ -121,6 +121,8 @@ def render_reports(pages: list[str]) -> list[dict]:
     The engine never imports the web tier; the command line is the seam, and one browser serves
     every page.
     """
+    if not pages:
+        return []
     with tempfile.TemporaryDirectory() as folder:
         paths = []
         for i, html in enumerate(pages):

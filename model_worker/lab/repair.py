@@ -43,9 +43,11 @@ def repair_run(backend, requests: list[PageRequest], attempts: int = 2) -> dict:
     started = time.monotonic()
     pages = [""] * len(requests)
     reports: list[dict | None] = [None] * len(requests)
+    tokens = []  # of each page written, repairs included
 
     def write(i: int, request: PageRequest) -> None:
         outcome = run_page(backend, request, _Quiet())
+        tokens.append(outcome.stats.get("tokens", 0))
         if outcome.status == "done":
             pages[i], reports[i] = outcome.html, None
         else:
@@ -76,6 +78,7 @@ def repair_run(backend, requests: list[PageRequest], attempts: int = 2) -> dict:
         "passed_after_each_repair": rounds[1:],
         "passed_after": rounds[-1],
         "still_failing": [r["summary"][:200] for r in reports if not r["passed"]],
+        "tokens": tokens,
         "seconds": round(time.monotonic() - started, 1),
     }
 
