@@ -5,8 +5,9 @@
 Each prompt's page is written by the configured backend (`MODEL_BACKEND`, the demo checkpoint by
 default) and render-checked in Chromium (`manage.py qa`); a page that fails is asked for again with a
 `RepairNote` holding the check's errors, as the web app's repair does, up to `--attempts` times. With
-`--follow-up`, the measured page is the follow-up's revision of each first page (the page a learner's
-"make it slower" gets). A generation that ends without a page counts as a failure, and its repair
+`--follow-up`, the measured page is the follow-up's answer as the web app asks for it: the revision of
+each first page when the backend revises pages, else the follow-up asked as a new question (the demo
+checkpoint); `--revise` sends the first page whatever the backend declares. A generation that ends without a page counts as a failure, and its repair
 re-asks the same request.
 """
 
@@ -83,11 +84,14 @@ def repair_run(backend, requests: list[PageRequest], attempts: int = 2) -> dict:
     }
 
 
-def requests_for(prompts: int, follow_up: str | None, backend) -> list[PageRequest]:
+def requests_for(prompts: int, follow_up: str | None, backend, revise: bool = False) -> list[PageRequest]:
     """The bench's first `prompts` prompts; with `follow_up`, that follow-up to each prompt's first page."""
     requests = [PageRequest(question=q, lang=lang) for lang, q, _ in PROMPTS[:prompts]]
     if not follow_up:
         return requests
+    capabilities = getattr(backend, "capabilities", None)
+    if not revise and capabilities is not None and not capabilities.revises_pages:
+        return [PageRequest(question=follow_up, lang=r.lang) for r in requests]
     firsts = [run_page(backend, r, _Quiet()) for r in requests]
     return [PageRequest(question=follow_up, lang=r.lang, previous_page=o.html or None)
             for r, o in zip(requests, firsts, strict=True)]
@@ -98,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--prompts", type=int, default=DEFAULT_PROMPTS)
     parser.add_argument("--attempts", type=int, default=2, help="repairs per failing page (the web app's default)")
     parser.add_argument("--follow-up", help="measure this follow-up's revision of each page instead")
+    parser.add_argument("--revise", action="store_true",
+                        help="with --follow-up: send the first page even to a backend that cannot revise pages")
     parser.add_argument("--threads", type=int, help="CPU threads for a local model")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -116,8 +122,9 @@ def main(argv: list[str] | None = None) -> None:
 
             torch.set_num_threads(args.threads)
         backend = load_backend(settings)
+    requests = requests_for(args.prompts, args.follow_up, backend, args.revise)
     result = {"backend": settings.backend, "follow_up": args.follow_up,
-              **repair_run(backend, requests_for(args.prompts, args.follow_up, backend), args.attempts)}
+              "revised": any(r.previous_page for r in requests), **repair_run(backend, requests, args.attempts)}
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
         return

@@ -29,6 +29,11 @@ def gpu_requests(redis_db) -> list[tuple[str, dict]]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def two_repairs(settings):
+    settings.REPAIR_ATTEMPTS = 2
+
+
 @pytest.fixture
 def run(django_capture_on_commit_callbacks):
     def call(fn, **kwargs):
