@@ -47,7 +47,12 @@ def repair_run(backend, requests: list[PageRequest], attempts: int = 2) -> dict:
     tokens = []  # of each page written, repairs included
 
     def write(i: int, request: PageRequest) -> None:
-        outcome = run_page(backend, request, _Quiet())
+        try:
+            outcome = run_page(backend, request, _Quiet())
+        except Exception as exc:  # noqa: BLE001 - the web app reports it as generation_failed; so does this
+            tokens.append(0)
+            reports[i] = _no_page(f"no page (generation_failed): {exc}")
+            return
         tokens.append(outcome.stats.get("tokens", 0))
         if outcome.status == "done":
             pages[i], reports[i] = outcome.html, None
