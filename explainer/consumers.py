@@ -169,6 +169,8 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                 for event in events.decode(reply[0][1]):
                     after = event["id"]
                     await self.send_event({**event, "generation": generation_id})
+                    if event["type"] == "fixing" and event.get("repair"):
+                        self._watch(event["repair"], after=0)  # the repair streams on its own generation
                     if event["type"] in events.TERMINAL_TYPES:
                         return
                     if event["type"] == "done":

@@ -13,14 +13,23 @@ from model_worker.backends.base import LIBRARY_ONLY, BackendCapabilities
 from model_worker.sampler.config import DECODINGS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_BACKEND = "model_worker.backends.clover:CloverBackend"
+# MODEL_BACKEND's short names; any other value is a `package.module:Class` path.
+BACKENDS = {
+    "clover": "model_worker.backends.clover:CloverBackend",
+    "transformers": "model_worker.backends.transformers:TransformersBackend",
+    "openai": "model_worker.backends.openai:OpenAIBackend",
+}
+DEFAULT_BACKEND = "clover"
+# What the shipped backends can do, declared here so that reading it imports no torch; another
+# backend's module is imported for its class's `capabilities` (keep heavy imports inside its methods).
+CAPABILITIES = {
+    # The demo checkpoint writes the library pages it learned; asked to revise one it writes nothing usable.
+    "clover": BackendCapabilities(open_domain=False, revises_pages=False, streams="drafts", context=2560),
+    "transformers": BackendCapabilities(open_domain=True, revises_pages=True, streams="tokens", context=0),
+    "openai": BackendCapabilities(open_domain=True, revises_pages=True, streams="tokens", context=0),
+}
 DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
 DEVICES = ("auto", "cpu", "cuda")
-# The demo checkpoint writes the library's topics and nothing else (CloverBackend.capabilities).
-CLOVER_CAPABILITIES = BackendCapabilities(open_domain=False, revises_pages=True, streams="drafts", context=2560)
-# Capabilities of the backends shipped here, so that reading them imports no torch; any other backend's
-# module is imported for its class's `capabilities` (keep heavy imports inside its methods).
-DECLARED_CAPABILITIES = {DEFAULT_BACKEND: CLOVER_CAPABILITIES}
 
 
 @dataclass(frozen=True)
@@ -29,14 +38,28 @@ class EngineSettings:
     model_path: Path = DEFAULT_MODEL_PATH
     device: str = "auto"
     decoding: str | None = None  # None: the backend's own default
+    dtype: str = "auto"  # transformers: auto, float32, bfloat16, float16
+    max_new_tokens: int | None = None  # None: what the context leaves
+    base_url: str = "http://127.0.0.1:8000/v1"  # openai: the server's API root
+    model_name: str = ""  # openai: the served model's name
+    api_key: str = ""  # openai: sent as a bearer token when set
+    timeout_s: float = 300.0  # openai: longest wait for the next piece of a reply
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:
             raise ValueError(f"MODEL_DEVICE={self.device!r} is not one of {', '.join(DEVICES)}")
         if self.decoding is not None and self.decoding not in DECODINGS:
             raise ValueError(f"MODEL_DECODING={self.decoding!r} is not one of {', '.join(DECODINGS)}")
-        if ":" not in self.backend:
-            raise ValueError(f"MODEL_BACKEND={self.backend!r} must look like 'package.module:Class'")
+        if self.backend not in BACKENDS and ":" not in self.backend:
+            raise ValueError(f"MODEL_BACKEND={self.backend!r} is not one of {', '.join(BACKENDS)} "
+                             "and does not look like 'package.module:Class'")
+        if self.max_new_tokens is not None and self.max_new_tokens < 1:
+            raise ValueError(f"MODEL_MAX_NEW_TOKENS={self.max_new_tokens} must be at least 1")
+
+    @property
+    def backend_spec(self) -> str:
+        """The `package.module:Class` path of the backend."""
+        return BACKENDS.get(self.backend, self.backend)
 
 
 def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
@@ -51,51 +74,23 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
         model_path=path,
         device=(env.get("MODEL_DEVICE") or "auto").lower(),
         decoding=(env.get("MODEL_DECODING") or "").lower() or None,
+        dtype=(env.get("MODEL_DTYPE") or "auto").lower(),
+        max_new_tokens=_number(env, "MODEL_MAX_NEW_TOKENS", int),
+        base_url=env.get("MODEL_BASE_URL") or EngineSettings.base_url,
+        model_name=env.get("MODEL_NAME") or "",
+        api_key=env.get("MODEL_API_KEY") or "",
+        timeout_s=_number(env, "MODEL_TIMEOUT_S", float) or EngineSettings.timeout_s,
     )
 
 
-def backend_capabilities(settings: EngineSettings | None = None) -> BackendCapabilities:
-    """What the configured backend can do, without building it or loading a checkpoint."""
-    settings = settings or engine_settings()
-    if settings.backend in DECLARED_CAPABILITIES:
-        return DECLARED_CAPABILITIES[settings.backend]
-    import importlib
-
-    module_name, _, class_name = settings.backend.partition(":")
+def _number(env: Mapping[str, str], name: str, kind: type):
+    raw = env.get(name)
+    if not raw:
+        return None
     try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise ImportError(f"backend {settings.backend!r} cannot be imported: {exc}") from exc
-    declared = getattr(cls, "capabilities", LIBRARY_ONLY)
-    if not isinstance(declared, BackendCapabilities):
-        raise TypeError(f"{settings.backend}.capabilities is not a BackendCapabilities")
-    return declared
-
-
-def writable_topics(settings: EngineSettings | None = None) -> frozenset[str] | None:
-    """The library pages (slugs, as `PageRequest.topic` names them) a library-only backend can write: the
-    `pages` its checkpoint was trained on (`training.json` in MODEL_PATH, read without torch). None when
-    the backend is open-domain, or its checkpoint does not say (then it is asked for any library page)."""
-    settings = settings or engine_settings()
-    if backend_capabilities(settings).open_domain:
-        return None
-    path = settings.model_path / "training.json"
-    try:
-        stamp = path.stat().st_mtime_ns
-    except OSError:
-        return None
-    return _trained_pages(path, stamp)
-
-
-@functools.lru_cache(maxsize=8)
-def _trained_pages(path: Path, stamp: int) -> frozenset[str] | None:
-    try:
-        pages = json.loads(path.read_text(encoding="utf-8")).get("pages")
-    except (OSError, ValueError, AttributeError):
-        return None
-    if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
-        return None
-    return frozenset(pages)
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number") from None
 
 
 def resolve_device(device: str) -> str:
@@ -114,9 +109,60 @@ def default_threads() -> int:
 
 
 def load_backend(settings: EngineSettings | None = None):
-    """Instantiate the configured page backend with the configured checkpoint and device."""
-    from model_worker.backends import load_backend as build
+    """Instantiate the configured page backend: `Class.from_settings(settings)` when the class has it,
+    else `Class(path=..., device=...[, decoding=...])`."""
+    from model_worker.backends import backend_class
 
     settings = settings or engine_settings()
+    cls = backend_class(settings.backend_spec)
+    if hasattr(cls, "from_settings"):
+        return cls.from_settings(settings)
     options = {} if settings.decoding is None else {"decoding": settings.decoding}
-    return build(settings.backend, path=settings.model_path, device=settings.device, **options)
+    return cls(path=settings.model_path, device=settings.device, **options)
+
+
+def backend_capabilities(which: EngineSettings | str | None = None) -> BackendCapabilities:
+    """What a backend can do, without loading a model or its libraries: a shipped backend's declaration, or
+    another class's `capabilities` (`LIBRARY_ONLY` when it declares none). `which`: settings, a short name
+    or a dotted path; None reads the environment's MODEL_BACKEND."""
+    name = (which or engine_settings()).backend if not isinstance(which, str) else which
+    short = next((key for key, path in BACKENDS.items() if path == name), name)
+    if short in CAPABILITIES:
+        return CAPABILITIES[short]
+    from model_worker.backends import backend_class
+
+    try:
+        cls = backend_class(name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ImportError(f"backend {name!r} cannot be imported: {exc}") from exc
+    declared = getattr(cls, "capabilities", LIBRARY_ONLY)
+    if not isinstance(declared, BackendCapabilities):
+        raise TypeError(f"{name}.capabilities is not a BackendCapabilities")
+    return declared
+
+
+def writable_topics(settings: EngineSettings | None = None) -> frozenset[str] | None:
+    """The library pages (slugs, as `PageRequest.topic` names them) a library-only backend can write: the
+    pages its checkpoint learned (`training.json` in MODEL_PATH: `writable_pages`, else `pages`; read
+    without torch). None when the backend is open-domain, or its checkpoint does not say."""
+    settings = settings or engine_settings()
+    if backend_capabilities(settings).open_domain:
+        return None
+    path = settings.model_path / "training.json"
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _trained_pages(path, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _trained_pages(path: Path, stamp: int) -> frozenset[str] | None:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        pages = record.get("writable_pages", record.get("pages"))
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
+        return None
+    return frozenset(pages)

@@ -119,8 +119,8 @@ def child_env(**extra) -> dict:
         MODEL_BACKEND=TEST_BACKEND,
         PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
         ORPHAN_GRACE_S="0",
-        **extra,
     )
+    env.update(extra)
     return env
 
 
@@ -153,13 +153,14 @@ def _celery_ready(log: Path) -> bool:
 
 # Module scope: tests elsewhere rely on tasks staying on their queue with no worker to take them.
 @pytest.fixture(scope="module")
-def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A real GPU worker (test denoiser, no Django) and a real qa worker, on Redis database 15."""
+def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory, worker_env):
+    """A real GPU worker (test denoiser unless `worker_env` says otherwise, no Django) and a real qa worker,
+    on Redis database 15."""
     children = Children(tmp_path_factory.mktemp("workers"))
     celery = str(VENV_BIN / "celery")
     common = ["worker", "-l", "info", "--without-gossip", "--without-mingle", "--without-heartbeat"]
     with django_db_blocker.unblock():
-        env = child_env()
+        env = child_env(**worker_env)
     try:
         children.start("gpu", [celery, "-A", "model_worker.worker.celery_app", *common, "-Q", "gpu", "-c", "1",
                                "-n", "gpu@%h"], env, _celery_ready)
@@ -195,6 +196,28 @@ def workers_idle_before_flush(request, redis_db):
             warnings.warn(f"workers still hold {len(held)} task(s) as the test database is emptied", stacklevel=1)
             return
         time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_dir(tmp_path_factory) -> Path:
+    """A tiny random Qwen3.5 causal LM folder with the demo tokenizer (built once per session)."""
+    from tests.support.tiny_hf import save_tiny_qwen
+
+    return save_tiny_qwen(tmp_path_factory.mktemp("tiny-qwen"))
+
+
+@pytest.fixture(scope="session")
+def tiny_diffusion_dir(tmp_path_factory) -> Path:
+    """A tiny random DiffusionGemma block-diffusion folder with the demo tokenizer (built once per session)."""
+    from tests.support.tiny_hf import save_tiny_diffusion_gemma
+
+    return save_tiny_diffusion_gemma(tmp_path_factory.mktemp("tiny-diffusion"))
+
+
+@pytest.fixture(scope="module")
+def worker_env() -> dict:
+    """Extra environment for the `celery_workers` processes; a test module overrides it to run another backend."""
+    return {}
 
 
 @pytest.fixture(scope="session")

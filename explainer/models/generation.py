@@ -40,6 +40,7 @@ class Generation(models.Model):
     class Kind(models.TextChoices):
         ASK = "ask"
         FOLLOW_UP = "follow_up"
+        REPAIR = "repair"  # another try at a page that failed its render check
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="generations")

@@ -29,6 +29,31 @@ def thread_latest_page(*, thread: Thread) -> PageVersion | None:
     return thread.pages.order_by("-version").first()
 
 
+def thread_current_page(*, thread: Thread, before_version: int | None = None) -> PageVersion | None:
+    """The version a follow-up revises: the newest whose latest render check did not fail (a failing
+    revision never becomes current), or the newest of all when every one failed. `before_version`:
+    only versions older than that one."""
+    pages = thread.pages.order_by("-version")
+    if before_version is not None:
+        pages = pages.filter(version__lt=before_version)
+    latest_check = RenderCheck.objects.filter(page=OuterRef("pk")).order_by("-created_at").values("status")[:1]
+    working = pages.annotate(check_status=Subquery(latest_check)).exclude(check_status=RenderCheck.Status.FAILED)
+    return working.first() or pages.first()
+
+
+def repair_attempts_before(*, generation: Generation) -> tuple[int, Generation]:
+    """How many repairs in a row led up to `generation` (0 for a question's own page), and the
+    generation that asked the question they repair."""
+    earlier = list(generation.thread.generations.filter(created_at__lte=generation.created_at)
+                   .order_by("-created_at").only("kind", "question", "lang", "created_at"))
+    repairs = 0
+    for row in earlier:
+        if row.kind != Generation.Kind.REPAIR:
+            return repairs, row
+        repairs += 1
+    return repairs, generation
+
+
 def thread_pages(*, thread: Thread) -> QuerySet[PageVersion]:
     """Visible versions of a thread, oldest first, with the question that produced each and the status
     of its latest render check (`check_status`, None while unchecked)."""

@@ -16,12 +16,13 @@ from explainer.selectors.exemplars import exemplar_html
 from explainer.selectors.generation import (
     generation_queue_position,
     page_url,
+    thread_current_page,
     thread_for_session,
-    thread_latest_page,
 )
 from explainer.selectors.library import library_page_html, question_route, thread_route
 from explainer.selectors.review import featured_page_for
 from explainer.services import moderation, rate_limits
+from explainer.services.repairs import backend_revises_pages
 from explainer.services.streams import event_append, redis_client
 from explainer.services.topic_requests import topic_request_record
 from model_worker import events
@@ -168,7 +169,8 @@ def generation_create(
             _answer_from_library(generation, stored, {"source": "library", "library_page": plan.topic}, plan.event,
                                  check=True)
             return generation
-        previous = thread_latest_page(thread=thread)
+        # A backend that cannot revise a page answers a follow-up as a new question on the thread.
+        previous = thread_current_page(thread=thread) if backend_revises_pages() else None
         topic_note = verdict.topic_note or (thread.topic.note_to_model if thread.topic else None)
         request = PageRequest(
             question=question,
@@ -177,7 +179,7 @@ def generation_create(
             topic_note=topic_note or None,
             topic=plan.topic,
         )
-        transaction.on_commit(lambda: _enqueue(generation, request, plan.event))
+        transaction.on_commit(lambda: generation_enqueue(generation, request, topic_event=plan.event))
     return generation
 
 
@@ -185,13 +187,15 @@ def _topic_event(generation: Generation, event: dict) -> None:
     event_append(generation_id=generation.pk, **event)
 
 
-def _enqueue(generation: Generation, request: PageRequest, topic_event: dict) -> None:
+def generation_enqueue(generation: Generation, request: PageRequest, *, topic_event: dict | None = None) -> None:
+    """Send a generation's request to the GPU queue, announcing it as `queued` (then its `topic`)."""
     from explainer.celery import app
 
     try:
         position = generation_queue_position(generation=generation)
         event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=position)
-        _topic_event(generation, topic_event)
+        if topic_event is not None:
+            _topic_event(generation, topic_event)
         app.send_task(
             "model_worker.generate_page",
             args=[str(generation.pk), request.to_dict()],

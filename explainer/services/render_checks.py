@@ -12,6 +12,7 @@ from explainer.models import PageVersion, RenderCheck
 from explainer.pages.links import thumbnail_link
 from explainer.render_check import check_html
 from explainer.render_check.report import RenderReport
+from explainer.services.repairs import repair_after_failed_check
 from explainer.services.streams import event_append
 
 log = logging.getLogger(__name__)
@@ -61,15 +62,18 @@ def render_check_record(*, check: RenderCheck, report: RenderReport) -> RenderCh
     check.finished_at = timezone.now()
     with transaction.atomic():
         check.save(update_fields=["status", "report", "thumbnail", "finished_at"])
-        transaction.on_commit(lambda: _announce(check, report))
+        # A repair announces itself (`fixing`) before the `qa` that ends the failed page's stream.
+        repair = repair_after_failed_check(check=check, report=check.report)
+        transaction.on_commit(lambda: _announce(check, report, repair))
     return check
 
 
-def _announce(check: RenderCheck, report: RenderReport) -> None:
+def _announce(check: RenderCheck, report: RenderReport, repair=None) -> None:
     page = check.page
     try:
         event_append(
             generation_id=page.generation_id, type="qa", page=page.pk, version=page.version,
+            repair=str(repair.pk) if repair else None,
             check=check.pk, status=check.status, passed=check.status == RenderCheck.Status.PASSED,
             summary=report.summary() if not report.error else f"the check could not run: {report.error}",
             checks=[{"name": name, **result.as_dict()} for name, result in report.checks.items()],

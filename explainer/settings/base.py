@@ -158,3 +158,8 @@ AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 # The socket's peer only: a client-sent X-Forwarded-For must not pick a fresh address per guess.
 AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]
+
+# The page backend the GPU workers run (model_worker.config reads it there); the web tier asks what it can do.
+MODEL_BACKEND = env.env_str("MODEL_BACKEND", "clover")
+# How many more times a page that fails its render check is asked for again, with the check's errors.
+REPAIR_ATTEMPTS = env.env_int("REPAIR_ATTEMPTS", 2, minimum=0)

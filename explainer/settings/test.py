@@ -17,3 +17,7 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ORPHAN_GRACE_S = 0
+# The test denoiser stands in for the model (tests/support/denoiser.py); children get it by MODEL_BACKEND too.
+MODEL_BACKEND = env.env_str("MODEL_BACKEND", "tests.support.denoiser:DeterministicDenoiser")
+# The test denoiser's page fails the render check's interaction check; tests that want repairs ask for them.
+REPAIR_ATTEMPTS = env.env_int("REPAIR_ATTEMPTS", 0, minimum=0)

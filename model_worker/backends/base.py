@@ -7,6 +7,34 @@ from typing import ClassVar, Literal, Protocol
 
 LANGS = ("en", "zh")  # the languages a page is written in
 OUTCOME_STATUSES = ("done", "failed", "cancelled")
+MAX_REPAIR_ERRORS = 8  # error lines a repair note carries; the first ones say most
+MAX_ERROR_CHARS = 300
+
+
+@dataclass(frozen=True)
+class RepairNote:
+    """A page that failed the render check, what the check found, and which repair attempt this is."""
+
+    page: str
+    errors: tuple[str, ...]
+    attempt: int = 1  # 1 for the first repair
+
+    def __post_init__(self):
+        object.__setattr__(self, "errors", tuple(str(e)[:MAX_ERROR_CHARS] for e in self.errors)[:MAX_REPAIR_ERRORS])
+        if self.attempt < 1:
+            raise ValueError(f"a repair attempt counts from 1, got {self.attempt}")
+
+    @classmethod
+    def from_report(cls, page: str, report: dict, attempt: int = 1) -> RepairNote:
+        """From a render report in its JSON form (`RenderReport.as_dict()`, `manage.py qa --json`): the
+        failed checks first, then the page's own errors."""
+        checks = report.get("checks") or {}
+        errors = [f"{name}: {c.get('detail', '')}" for name, c in checks.items()
+                  if c.get("required", True) and not c.get("passed")]
+        errors += [f"page error: {e}" for e in report.get("page_errors") or []]
+        errors += [f"console error: {e}" for e in report.get("console_errors") or []]
+        return cls(page=page, errors=tuple(dict.fromkeys(errors)) or ("the page failed the render check",),
+                   attempt=attempt)
 
 
 @dataclass(frozen=True)
@@ -16,6 +44,7 @@ class PageRequest:
     previous_page: str | None = None  # follow-up: the page being revised
     topic_note: str | None = None  # a teacher's note to the model
     topic: str | None = None  # slug of the library page the router chose; the page to write
+    repair: RepairNote | None = None  # set when this request repairs a page that failed the render check
 
     def __post_init__(self):
         if self.lang not in LANGS:
@@ -27,7 +56,11 @@ class PageRequest:
 
     @classmethod
     def from_dict(cls, data: dict) -> PageRequest:
-        return cls(**_known(cls, data, "page request"))
+        data = dict(_known(cls, data, "page request"))
+        if data.get("repair") is not None:
+            repair = _known(RepairNote, data["repair"], "repair note")
+            data["repair"] = RepairNote(**{**repair, "errors": tuple(repair.get("errors") or ())})
+        return cls(**data)
 
 
 class PageSink(Protocol):
@@ -69,6 +102,15 @@ class PageBackend(Protocol):
     capabilities: ClassVar[BackendCapabilities]
 
     def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult: ...
+
+
+class BackendError(Exception):
+    """A backend's failure the learner should hear about by its code: `model_unavailable` (the model or
+    its server cannot be reached or refuses), `bad_reply` (it answered, but not with a page)."""
+
+    def __init__(self, code: str, message: str, stats: dict | None = None):
+        super().__init__(message)
+        self.code, self.message, self.stats = code, message, stats or {}
 
 
 @dataclass(frozen=True)

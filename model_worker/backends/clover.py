@@ -10,11 +10,12 @@ from pathlib import Path
 import torch
 
 from model_worker.backends.base import PageRequest, PageResult, PageSink
-from model_worker.config import CLOVER_CAPABILITIES, DEFAULT_MODEL_PATH, default_threads, resolve_device
+from model_worker.config import DEFAULT_MODEL_PATH, backend_capabilities, default_threads, resolve_device
 from model_worker.prompt import build_prompt, check_fits, extract_page
 from model_worker.tokenizer import load_tokenizer
 
 MIN_PAGE_TOKENS = 256
+REPAIR_TEMPERATURE = 0.8  # a repair re-samples: the same prompt greedily gives the same failing page
 DRAFT_MIN_INTERVAL_S = 0.05  # at most ~20 drafts a second: a screen needs no more (the one throttle)
 
 
@@ -48,9 +49,13 @@ def load_checkpoint(path: str | Path, device: str = "auto", dtype: torch.dtype =
 
 
 class CloverBackend:
-    """`PageBackend` over a Clover checkpoint; loads it once and serves pages one at a time."""
+    """`PageBackend` over a Clover checkpoint; loads it once and serves pages one at a time.
 
-    capabilities = CLOVER_CAPABILITIES  # library-only: it writes the page of `PageRequest.topic`
+    It writes the library pages it was trained on and cannot revise a page (`capabilities`); a repair
+    request is answered by a re-sample of the same prompt at `REPAIR_TEMPERATURE`, seeded by its attempt.
+    """
+
+    capabilities = backend_capabilities("clover")  # library-only: it writes the page of `PageRequest.topic`
 
     def __init__(self, path: str | Path = DEFAULT_MODEL_PATH, device: str = "auto", decoding: str = "verified",
                  max_new_tokens: int | None = None, threads: int | None = None, **sampler_overrides):
@@ -95,6 +100,8 @@ class CloverBackend:
         prompt = self.prompt_ids(request)
         stream = _TextStream(self.tok, sink, self.pieces)
         cfg = replace(self.sampler, max_new_tokens=min(self.sampler.max_new_tokens, self.context - len(prompt)))
+        if request.repair is not None:
+            cfg = replace(cfg, temperature=REPAIR_TEMPERATURE, seed=self.sampler.seed + request.repair.attempt)
         [out] = generate(self.model, [prompt], cfg, on_step=stream.step, on_block=stream.block,
                          should_stop=sink.should_stop)
         # A character still incomplete when decoding ends is not text: the stream never sent it either.

@@ -116,12 +116,15 @@ def corpus_titles() -> dict[str, str | None]:
     return {page.slug: page_title(page.html) for page in load_pages()}
 
 
-def render_pass_rate(pages: list[str]) -> dict:
-    """Render-check pages in Chromium with the web tier's `manage.py qa`, one child process for all.
+def render_reports(pages: list[str]) -> list[dict]:
+    """Render-check pages in Chromium with the web tier's `manage.py qa`, one child process for all; each
+    page's report in its JSON form, in order.
 
     The engine never imports the web tier; the command line is the seam, and one browser serves
     every page.
     """
+    if not pages:
+        return []
     with tempfile.TemporaryDirectory() as folder:
         paths = []
         for i, html in enumerate(pages):
@@ -137,6 +140,12 @@ def render_pass_rate(pages: list[str]) -> dict:
         results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     if len(results) != len(pages):
         raise RuntimeError(f"render check reported {len(results)} of {len(pages)} pages: {done.stderr[-2000:]}")
+    return results
+
+
+def render_pass_rate(pages: list[str]) -> dict:
+    """How many pages pass the render check (`render_reports`), and why the others failed."""
+    results = render_reports(pages)
     passed = sum(r["passed"] for r in results)
     return {"passed": passed, "checked": len(results), "rate": round(passed / max(len(results), 1), 3),
             "failures": [r["summary"][:300] for r in results if not r["passed"]]}

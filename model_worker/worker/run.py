@@ -1,18 +1,33 @@
 """One page through a backend, as an outcome: the entry the Celery task and `manage.py explain` share.
 
-No Celery, no Redis: the caller brings the backend and the sink, and handles what it raises.
+No Celery, no Redis: the caller brings the backend and the sink, and handles what it raises (other than
+a `BackendError`, which is the outcome it names).
 """
 
 from __future__ import annotations
 
-from model_worker.backends.base import PageBackend, PageOutcome, PageRequest, PageSink
+import logging
+
+from model_worker.backends.base import BackendError, PageBackend, PageOutcome, PageRequest, PageSink
+from model_worker.backends.reply import page_problems
+
+log = logging.getLogger(__name__)
 
 
 def run_page(backend: PageBackend, request: PageRequest, sink: PageSink) -> PageOutcome:
-    """Generate one page and describe how it ended."""
-    result = backend.generate_page(request, sink)
+    """Generate one page and describe how it ended. A page that is empty or no complete document (a
+    lone `<!doctype html> </html>`) fails as `empty_page`: it is never stored as a version."""
+    try:
+        result = backend.generate_page(request, sink)
+    except BackendError as exc:
+        log.warning("backend %s: %s: %s", type(backend).__name__, exc.code, exc.message)
+        return PageOutcome.failed(exc.code, exc.message, exc.stats)
     if result.stopped:
         return PageOutcome(status="cancelled", stats=result.stats)
     if not result.html.strip():
         return PageOutcome.failed("empty_page", "The model wrote an empty page.", result.stats)
+    problems = page_problems(result.html, kit=False)
+    if problems:
+        return PageOutcome.failed("empty_page", f"The model wrote no complete page: {'; '.join(problems)}.",
+                                  result.stats)
     return PageOutcome(status="done", html=result.html, stats=result.stats)

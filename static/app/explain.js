@@ -12,6 +12,7 @@ const state = {
   thread: app.dataset.thread || null,
   generation: null, // the generation being watched
   lastAsk: null, // {question, lang, thread} to resend on "Try again"
+  fixing: null, // {attempt, attempts} while a page that failed its check is written again
   committed: [],
   draft: { block: null, pieces: [] }, // the last draft shown, to light up what each new one decides
   startedAt: 0,
@@ -131,8 +132,16 @@ const handlers = {
     scrollDraft();
   },
   stats(e) {
-    $("status").textContent =
-      `Writing… block ${e.blocks} · ${e.tokens} tokens · ${e.tokens_per_s} tokens/s`;
+    const doing = state.fixing ? `Fixing (try ${state.fixing.attempt} of ${state.fixing.attempts})…` : "Writing…";
+    $("status").textContent = `${doing} block ${e.blocks} · ${e.tokens} tokens · ${e.tokens_per_s} tokens/s`;
+  },
+  fixing(e) {
+    // The page failed its check in a browser: the model writes it again, on generation `e.repair`.
+    document.querySelector(`.version[data-page="${e.page}"]`)?.classList.add("failed-check");
+    startLive($("page-question").textContent);
+    state.generation = e.repair;
+    state.fixing = { attempt: e.attempt, attempts: e.attempts };
+    $("status").textContent = `Fixing… the page failed its check (${(e.errors || [])[0] || "in a browser"})`;
   },
   done(e) {
     const s = e.stats || {};
@@ -145,8 +154,10 @@ const handlers = {
     $("qa").className = "qa pending";
     $("qa").textContent = `v${e.version}: ${s.tokens ?? "?"} tokens${took}${rate} · checking…`;
     state.generation = null;
+    state.fixing = null;
   },
   qa(e) {
+    if (e.repair) return; // a repair is under way: its own page and check follow
     const failed = (e.checks || []).filter((c) => !c.passed).map((c) => c.name);
     const button = document.querySelector(`.version[data-page="${e.page}"]`);
     if (button && e.status === "failed") flagVersion(button);
@@ -159,6 +170,7 @@ const handlers = {
   error(e) {
     if (e.generation && state.generation && e.generation !== state.generation) return;
     state.generation = null;
+    state.fixing = null;
     hide("live");
     const text = e.code === "cancelled" ? "Stopped. You can ask again." : e.message;
     $("problem-text").textContent = text;

@@ -172,3 +172,4 @@ async def test_a_backend_failure_reaches_the_learner_as_an_error(connect):
     assert "asked to fail" in end["message"]
     row = await generation_row(end["generation"])
     assert (row.status, row.error_code) == (Generation.Status.FAILED, "generation_failed")
+

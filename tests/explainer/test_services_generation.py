@@ -47,7 +47,7 @@ def test_asking_creates_a_thread_and_a_queued_generation_and_enqueues_the_gpu_ta
     [(task_generation, request)] = gpu_tasks(redis_db)
     assert task_generation == str(generation.pk)
     assert request == {"question": "Why is the sky blue?", "lang": "en", "previous_page": None, "topic_note": None,
-                       "topic": "sky-blue"}
+                       "topic": "sky-blue", "repair": None}
     [queued, topic] = events.decode(events.since(redis_db, str(generation.pk)))
     assert (topic["type"], topic["slug"]) == ("topic", "sky-blue")
     assert (queued["type"], queued["id"], queued["thread"]) == ("queued", 1, str(generation.thread_id))

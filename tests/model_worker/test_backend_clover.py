@@ -139,3 +139,20 @@ def test_a_prompt_longer_than_the_context_is_refused_with_both_lengths(backend):
     long_page = "<p>" + "tides " * 400 + "</p>"
     with pytest.raises(PromptTooLong, match=r"prompt is \d+ tokens; the checkpoint's context is 256"):
         backend.generate_page(PageRequest(question="Again?", previous_page=long_page), Recorder())
+
+
+def test_a_repair_re_samples_the_page_with_a_seed_per_attempt(backend):
+    from model_worker.backends.base import RepairNote
+
+    def text(request):
+        sink = Recorder()
+        backend.generate_page(request, sink)
+        return "".join(t for _, t in sink.commits)
+
+    question = "Why are there tides?"
+    greedy = text(PageRequest(question=question))
+    first = PageRequest(question=question, repair=RepairNote(page=greedy, errors=("errors: boom",), attempt=1))
+    second = PageRequest(question=question, repair=RepairNote(page=greedy, errors=("errors: boom",), attempt=2))
+    assert text(first) == text(first)  # seeded: the same attempt samples the same page
+    assert len({greedy, text(first), text(second)}) == 3
+    assert backend.capabilities.revises_pages is False and backend.capabilities.streams == "drafts"

@@ -9,7 +9,8 @@ from model_worker.config import DEFAULT_BACKEND, DEFAULT_MODEL_PATH, REPO_ROOT, 
 
 def test_defaults_are_the_clover_backend_on_the_committed_demo_checkpoint():
     settings = engine_settings({})
-    assert settings.backend == DEFAULT_BACKEND == "model_worker.backends.clover:CloverBackend"
+    assert settings.backend == DEFAULT_BACKEND == "clover"
+    assert settings.backend_spec == "model_worker.backends.clover:CloverBackend"
     assert settings.model_path == DEFAULT_MODEL_PATH and settings.device == "auto"
 
 
@@ -29,8 +30,15 @@ def test_model_decoding_names_the_decoding_and_an_unknown_one_is_refused():
 def test_an_unknown_device_or_malformed_backend_is_refused_by_name():
     with pytest.raises(ValueError, match="'tpu'"):
         engine_settings({"MODEL_DEVICE": "tpu"})
-    with pytest.raises(ValueError, match="'nocolon'"):
+    with pytest.raises(ValueError, match="'nocolon' is not one of clover, transformers, openai"):
         engine_settings({"MODEL_BACKEND": "nocolon"})
+
+
+def test_short_backend_names_and_the_dotted_form_name_the_same_classes():
+    for name in ("clover", "transformers", "openai"):
+        assert engine_settings({"MODEL_BACKEND": name}).backend_spec.startswith(f"model_worker.backends.{name}:")
+    dotted = "tests.support.denoiser:DeterministicDenoiser"
+    assert engine_settings({"MODEL_BACKEND": dotted}).backend_spec == dotted
 
 
 def test_the_configured_backend_is_built_with_path_and_device(tmp_path):

@@ -2,7 +2,8 @@
 
 Each block of `BLOCK` pieces starts fully masked and resolves `PER_STEP` pieces a step, in a fixed
 scrambled order, with a short sleep per step. Questions may carry test switches:
-`[[slow]]` (longer steps, for cancel tests) and `[[fail]]` (the backend raises).
+`[[slow]]` (longer steps, for cancel tests), `[[fail]]` (the backend raises) and `[[broken]]` (the page
+throws in the browser, so it fails its render check, until the second repair asks for it again).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ def page_for(request: PageRequest) -> str:
     """The page this backend writes for a request; follow-ups say how long the previous page was."""
     question = html.escape(request.question.replace("[[slow]]", "").strip())
     previous = len(request.previous_page) if request.previous_page else 0
+    if "[[broken]]" in request.question:
+        return kit_page(question, broken=request.repair is None or request.repair.attempt < 2)
     return (
         "<!doctype html>\n<html lang=\"" + request.lang + "\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<meta name=\"previous-page-chars\" content=\"{previous}\">\n"
@@ -35,6 +38,24 @@ def page_for(request: PageRequest) -> str:
         "g.beginPath();g.arc(c.width/2,c.height/2,30,0,7);g.fill();g.fillStyle='#6cf';"
         "g.beginPath();g.arc(c.width/2+120*Math.cos(t/500),c.height/2+60*Math.sin(t/500),10,0,7);"
         "g.fill();requestAnimationFrame(draw)}\nrequestAnimationFrame(draw);\n</script>\n</body>\n</html>\n"
+    )
+
+
+def kit_page(title: str, *, broken: bool) -> str:
+    """A small kit page that passes the render check, or (`broken`) one whose script throws."""
+    fault = "notDefinedAnywhere();\n" if broken else ""
+    return (
+        "<!doctype html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>" + title + "</title></head>\n"
+        "<body>\n<script type=\"importmap\">{\"imports\": {\"three\": \"/static/vendor/three/three.module.js\", "
+        "\"three/addons/\": \"/static/vendor/three/addons/\", \"kit\": \"/static/kit/kit.js\"}}</script>\n"
+        "<script type=\"module\">\nimport { start } from \"kit\";\n"
+        f"const app = start({{ title: {title!r}, intro: \"A planet and its moon.\" }});\n{fault}"
+        "const planet = app.sphere({ radius: 1.5, color: \"#3a7bd5\" });\n"
+        "const moon = app.sphere({ radius: 0.4, color: \"#cccccc\", at: [3, 0, 0] });\n"
+        "app.part(planet, { title: \"Planet\", text: \"A world.\" });\n"
+        "app.part(moon, { title: \"Moon\", text: \"It circles the planet.\" });\n"
+        "app.slider({ label: \"Orbit\", min: 0, max: 6.28, value: 0 }, (a) => moon.position.set(3 * Math.cos(a), 0, "
+        "3 * Math.sin(a)));\n</script>\n</body>\n</html>\n"
     )
 
 

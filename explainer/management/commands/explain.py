@@ -57,7 +57,10 @@ class Command(BaseCommand):
         except GenerationRejected as exc:
             raise CommandError(exc.message) from None
         previous_page = Path(previous).read_text(encoding="utf-8") if previous else None
-        settings = engine_settings()
+        try:
+            settings = engine_settings()
+        except ValueError as exc:
+            raise CommandError(f"the model settings are wrong: {exc}") from exc
         route = question_route(question=question, lang=lang, picked=topic)
         if route is None:
             raise CommandError(f"the library has no page {topic!r}")
@@ -83,10 +86,14 @@ class Command(BaseCommand):
         request = PageRequest(question=question, lang=plan.lang, previous_page=previous_page, topic=plan.topic)
         outcome = run_page(backend, request, ProgressSink(self.stderr))
         self.stderr.write("")
-        if outcome.status != "done":
-            raise CommandError(f"no page: {outcome.error_message or outcome.status}")
-        path.write_text(outcome.html, encoding="utf-8")
         stats = {key: outcome.stats.get(key) for key in STAT_KEYS}
+        if outcome.status != "done":
+            # What the model did write is still measured: a failed page prints its stats, then the error.
+            self.stdout.write(json.dumps({**stats, "status": outcome.status, "error_code": outcome.error_code},
+                                         ensure_ascii=False, indent=2))
+            raise CommandError(f"no page ({outcome.error_code or outcome.status}): "
+                               f"{outcome.error_message or outcome.status}")
+        path.write_text(outcome.html, encoding="utf-8")
         stats["source"], stats["topic"] = "model", plan.event
         stats["output"] = str(path)
         stats["render_check"] = None if no_check else _render_check(outcome.html)

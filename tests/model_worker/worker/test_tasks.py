@@ -123,3 +123,36 @@ def test_the_gpu_worker_modules_load_without_django_or_the_web_app():
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "explainer.settings.dev"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("env", "words"), [
+    ({"MODEL_BACKEND": "no-such-backend"}, "'no-such-backend' is not one of clover, transformers, openai"),
+    ({"MODEL_BACKEND": "transformers", "MODEL_PATH": "/nonexistent/model"}, "no model folder at /nonexistent/model"),
+])
+def test_an_unknown_backend_or_a_folder_that_is_no_model_fails_the_generation_clearly(
+        redis_db, monkeypatch, handoffs, env, words):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    tasks.backend.cache_clear()
+    try:
+        assert tasks.generate_page("gen-5", {"question": "What is sound?"}) == "failed"
+    finally:
+        tasks.backend.cache_clear()
+    [(_, _, outcome, _)] = handoffs
+    assert outcome["error_code"] == "model_unavailable" and words in outcome["error_message"]
+
+
+def test_a_model_server_that_is_down_fails_the_generation_as_unavailable(redis_db, monkeypatch, handoffs):
+    from tests.support.net import free_port
+
+    monkeypatch.setenv("MODEL_BACKEND", "openai")
+    monkeypatch.setenv("MODEL_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    monkeypatch.setenv("MODEL_NAME", "page-model")
+    tasks.backend.cache_clear()
+    try:
+        assert tasks.generate_page("gen-6", {"question": "What is sound?"}) == "failed"
+    finally:
+        tasks.backend.cache_clear()
+    [(_, _, outcome, _)] = handoffs
+    assert outcome["error_code"] == "model_unavailable" and "cannot be reached" in outcome["error_message"]
+    assert events.claim_state(redis_db, "gen-6") == b"finished"  # never stuck

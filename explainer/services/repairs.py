@@ -1,0 +1,75 @@
+"""Bounded repair: a page that fails its render check is asked for again, with what the check found.
+
+The repair is a new generation (kind `repair`) in the same thread, queued to the GPU worker with a
+`RepairNote` in its request: chat backends get the failing page and its errors, the demo checkpoint
+re-samples. At most `REPAIR_ATTEMPTS` in a row; the failing page stays stored, flagged by its check,
+and is never the version a follow-up revises (`thread_current_page`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.db import transaction
+
+from explainer.models import Generation, RenderCheck
+from explainer.selectors.generation import repair_attempts_before, thread_current_page
+from explainer.services.streams import event_append
+from model_worker.backends.base import PageRequest, RepairNote
+
+log = logging.getLogger(__name__)
+
+
+def repair_after_failed_check(*, check: RenderCheck, report: dict) -> Generation | None:
+    """Queue the next repair of the checked page when its check failed and attempts are left; call inside
+    the transaction that records the check. `report` is the check's report in its JSON form."""
+    page = check.page
+    if check.status != RenderCheck.Status.FAILED or page.hidden:
+        return None
+    failed = page.generation
+    done, asked = repair_attempts_before(generation=failed)
+    attempt = done + 1
+    if attempt > settings.REPAIR_ATTEMPTS:
+        return None
+    thread = failed.thread
+    previous = None
+    if asked.kind == Generation.Kind.FOLLOW_UP and backend_revises_pages():
+        first_page = getattr(asked, "page", None)
+        previous = thread_current_page(thread=thread, before_version=first_page.version if first_page else page.version)
+    note = RepairNote.from_report(page.html, report, attempt=attempt)
+    request = PageRequest(
+        question=asked.question, lang=asked.lang, previous_page=previous.html if previous else None,
+        topic_note=(thread.topic.note_to_model if thread.topic else None) or None, repair=note,
+    )
+    repair = Generation.objects.create(thread=thread, learner=failed.learner, classroom=failed.classroom,
+                                       question=asked.question, lang=asked.lang, kind=Generation.Kind.REPAIR)
+
+    def announce_and_queue():
+        from explainer.services.generation import GenerationRejected, generation_enqueue
+
+        event_append(generation_id=failed.pk, type="fixing", thread=str(thread.pk), page=page.pk,
+                     version=page.version, attempt=attempt, attempts=settings.REPAIR_ATTEMPTS,
+                     errors=list(note.errors), repair=str(repair.pk))
+        try:
+            generation_enqueue(repair, request)
+        except GenerationRejected as exc:  # recorded on the repair as failed; its watchers hear it here
+            log.warning("repair %s of page %s could not be queued", repair.pk, page.pk)
+            try:
+                event_append(generation_id=repair.pk, type="error", code=exc.code, message=exc.message)
+            except Exception:  # noqa: BLE001 - Redis is away: the row says failed all the same
+                log.exception("could not announce that repair %s failed", repair.pk)
+
+    transaction.on_commit(announce_and_queue)
+    return repair
+
+
+def backend_revises_pages() -> bool:
+    """Whether the configured backend revises a page on a follow-up (a backend that declares nothing does)."""
+    from model_worker.config import backend_capabilities
+
+    try:
+        capabilities = backend_capabilities(settings.MODEL_BACKEND)
+    except (ImportError, ValueError):
+        return True
+    return capabilities is None or capabilities.revises_pages

@@ -1,0 +1,178 @@
+"""A model served over the OpenAI-compatible chat API (vLLM, SGLang, `transformers serve`, ...).
+
+Streaming chat completions over HTTP (server-sent events), prompted with the kit (`chat_prompt`).
+Connect and read timeouts; only a failed connection is retried (nothing was sent, so nothing is
+repeated); a cancel closes the stream, which tells the server to stop. Failures become `BackendError`s:
+`model_unavailable` for a server that is down, slow, refuses the key (401/403) or fails (5xx), and
+`bad_reply` for chunks that are not the API's JSON or a reply with no html page in it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+try:  # the client the `openai` package ships with; plain httpx has the same API
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover
+    import httpx
+
+from model_worker.backends.base import BackendError, PageRequest, PageResult, PageSink
+from model_worker.backends.chat_prompt import build_messages
+from model_worker.backends.reply import page_from_reply, page_problems
+from model_worker.backends.streaming import TokenBlocks
+from model_worker.config import backend_capabilities
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 5.0
+CONNECT_RETRIES = 2  # after the first try
+RETRY_BACKOFF_S = 0.5
+REPAIR_TEMPERATURE = 0.7
+
+
+class OpenAIBackend:
+    """`PageBackend` over an OpenAI-compatible server's `/chat/completions`, streamed."""
+
+    capabilities = backend_capabilities("openai")
+
+    @classmethod
+    def from_settings(cls, settings) -> OpenAIBackend:
+        return cls(settings.base_url, settings.model_name, api_key=settings.api_key,
+                   read_timeout_s=settings.timeout_s, max_new_tokens=settings.max_new_tokens)
+
+    def __init__(self, base_url: str, model: str = "", *, api_key: str = "", connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                 read_timeout_s: float = 300.0, retries: int = CONNECT_RETRIES, max_new_tokens: int | None = None):
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"MODEL_BASE_URL={base_url!r} must be an http(s) URL such as http://127.0.0.1:8000/v1")
+        self.base_url = base_url.rstrip("/")
+        self.model, self.retries, self.max_new_tokens = model, retries, max_new_tokens
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.client = httpx.Client(base_url=self.base_url, headers=headers,
+                                   timeout=httpx.Timeout(read_timeout_s, connect=connect_timeout_s))
+        self.read_timeout_s = read_timeout_s
+
+    def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult:
+        body = {"model": self.model or self._served_model(), "messages": build_messages(request), "stream": True,
+                "stream_options": {"include_usage": True}, "temperature": 0.0}
+        if request.repair is not None:  # the same prompt would give the same reply: sample, seeded
+            body.update(temperature=REPAIR_TEMPERATURE, seed=request.repair.attempt)
+        if self.max_new_tokens:
+            body["max_tokens"] = self.max_new_tokens
+        blocks = TokenBlocks(sink)
+        usage = self._stream(body, blocks)
+        if not blocks.stopped:
+            blocks.flush()
+        stats = blocks.stats(forwards=None, tokens=usage)
+        if blocks.stopped:
+            return PageResult(html="", stats=stats, stopped=True)
+        html = page_from_reply("".join(blocks.text))
+        if not html:
+            raise BackendError("bad_reply", f"The model's reply held no html page ({stats['tokens']} tokens).", stats)
+        problems = page_problems(html)
+        if problems:
+            raise BackendError("bad_reply", f"The model's page is incomplete: {'; '.join(problems)}.", stats)
+        return PageResult(html=html, stats=stats)
+
+    def _served_model(self) -> str:
+        """The server's first model, when MODEL_NAME names none."""
+        response = self._request(lambda: self.client.get("/models"))
+        try:
+            return response.json()["data"][0]["id"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise BackendError("bad_reply", f"{self.base_url}/models named no model; set MODEL_NAME") from None
+        finally:
+            response.close()
+
+    def _stream(self, body: dict, blocks: TokenBlocks) -> int | None:
+        """Send the request and feed the reply's text into `blocks`; the server's token count, if it gave one."""
+        response = self._request(lambda: self.client.send(
+            self.client.build_request("POST", "/chat/completions", json=body), stream=True))
+        usage = None
+        try:  # leaving early (a cancel) closes the connection: the server stops writing
+            try:
+                for line in response.iter_lines():
+                    data = _data(line)
+                    if data is None:
+                        continue
+                    if data == "[DONE]":
+                        break
+                    text, tokens = _chunk(data)
+                    usage = tokens if tokens is not None else usage
+                    if text and not blocks.add(text, 1):
+                        break
+            except httpx.TimeoutException:
+                raise BackendError("model_unavailable", f"The model server at {self.base_url} sent nothing for "
+                                                        f"{self.read_timeout_s:g} s.", blocks.stats(forwards=None)) from None
+            except httpx.TransportError as exc:
+                raise BackendError("model_unavailable", f"The model server at {self.base_url} broke off the "
+                                                        f"reply: {exc}", blocks.stats(forwards=None)) from None
+        finally:
+            response.close()
+        return usage
+
+    def _request(self, send) -> httpx.Response:
+        """`send()` with retries on connection failures only; a refused or failed answer is a BackendError."""
+        for attempt in range(self.retries + 1):
+            try:
+                response = send()
+                break
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if attempt == self.retries:
+                    raise BackendError("model_unavailable", f"The model server at {self.base_url} cannot be "
+                                                            f"reached: {exc}") from None
+                log.warning("model server %s unreachable (%s); retrying", self.base_url, exc)
+                time.sleep(RETRY_BACKOFF_S * 2**attempt)
+            except httpx.TimeoutException:
+                raise BackendError("model_unavailable", f"The model server at {self.base_url} did not answer "
+                                                        f"within {self.read_timeout_s:g} s.") from None
+        if response.status_code >= 400:
+            response.read()
+            response.close()
+            detail = response.text[:300].strip()
+            if response.status_code in (401, 403):
+                why = f"refused the API key ({response.status_code}); check MODEL_API_KEY"
+            elif response.status_code >= 500:
+                why = f"failed ({response.status_code}): {detail}"
+            else:
+                why = f"refused the request ({response.status_code}): {detail}"
+            raise BackendError("model_unavailable", f"The model server at {self.base_url} {why}")
+        return response
+
+
+def _data(line: str) -> str | None:
+    """The payload of an SSE `data:` line; None for comments, blank lines and other fields."""
+    if not line.startswith("data:"):
+        return None
+    return line[5:].strip()
+
+
+def _chunk(data: str) -> tuple[str, int | None]:
+    """(text, completion tokens the chunk reports) of one streamed chunk; `bad_reply` if it is malformed."""
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        raise BackendError("bad_reply", f"The model server streamed a chunk that is not JSON: {data[:120]!r}") from None
+    if not isinstance(chunk, dict):
+        raise BackendError("bad_reply", f"The model server streamed a chunk that is not an object: {data[:120]!r}")
+    if "error" in chunk:
+        error = chunk["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        raise BackendError("model_unavailable", f"The model server reported an error: {str(message)[:300]}")
+    usage = chunk.get("usage")
+    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    choices = chunk.get("choices")
+    if choices is None and tokens is not None:
+        return "", tokens
+    if not isinstance(choices, list):
+        raise BackendError("bad_reply", f"The model server streamed a chunk without choices: {data[:120]!r}")
+    if not choices:
+        return "", tokens
+    delta = choices[0].get("delta") if isinstance(choices[0], dict) else None
+    if not isinstance(delta, dict):
+        raise BackendError("bad_reply", f"The model server streamed a choice without a delta: {data[:120]!r}")
+    content = delta.get("content") or ""
+    if not isinstance(content, str):
+        raise BackendError("bad_reply", f"The model server streamed content that is not text: {data[:120]!r}")
+    return content, tokens
