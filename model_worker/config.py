@@ -144,8 +144,11 @@ def backend_capabilities(which: EngineSettings | str | None = None) -> BackendCa
 def writable_topics(settings: EngineSettings | None = None) -> frozenset[str] | None:
     """The library pages (slugs, as `PageRequest.topic` names them) a library-only backend can write: the
     pages its checkpoint learned (`training.json` in MODEL_PATH: `writable_pages`, else `pages`; read
-    without torch). None when the backend is open-domain, or its checkpoint does not say."""
+    without torch). None when the backend is open-domain, is not the Clover engine (which alone reads
+    such a record), or its checkpoint does not say."""
     settings = settings or engine_settings()
+    if BACKENDS.get(settings.backend, settings.backend) != BACKENDS["clover"]:
+        return None
     if backend_capabilities(settings).open_domain:
         return None
     path = settings.model_path / "training.json"

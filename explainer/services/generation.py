@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from django.conf import settings
 from django.db import transaction
@@ -27,7 +28,7 @@ from explainer.services.streams import event_append, redis_client
 from explainer.services.topic_requests import topic_request_record
 from model_worker import events
 from model_worker.backends.base import LANGS, LIBRARY_ONLY, BackendCapabilities, PageOutcome, PageRequest
-from model_worker.config import backend_capabilities, writable_topics
+from model_worker.config import backend_capabilities, engine_settings, writable_topics
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +78,14 @@ def question_clean(question: str) -> str:
     return question
 
 
+def _engine():
+    """The GPU workers' engine settings, with the backend the web tier is configured for."""
+    return replace(engine_settings(), backend=settings.MODEL_BACKEND)
+
+
 def _capabilities() -> BackendCapabilities:
     try:
-        return backend_capabilities()
+        return backend_capabilities(_engine())
     except Exception:  # a bad MODEL_BACKEND: the worker reports it; meanwhile promise nothing
         log.exception("the page backend's capabilities could not be read")
         return LIBRARY_ONLY
@@ -87,7 +93,7 @@ def _capabilities() -> BackendCapabilities:
 
 def _writable() -> frozenset[str] | None:
     try:
-        return writable_topics()
+        return writable_topics(_engine())
     except Exception:  # as in _capabilities: a bad MODEL_BACKEND must not stop the learner's question
         log.exception("the page backend's writable topics could not be read")
         return None

@@ -12,11 +12,12 @@ from explainer.models import Classroom, Generation, Learner, LibraryPage, Thread
 from explainer.selectors.exemplars import exemplar_html
 from explainer.services.generation import GenerationRejected, generation_create, generation_finish
 from model_worker import events
+from model_worker.backends.base import PageOutcome
 from tests.support.net import OPEN_DOMAIN_TEST_BACKEND
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
-UNKNOWN = "How does an electric motor turn electricity into motion?"
+UNKNOWN = "How does a refrigerator keep food cold?"  # near weather fronts, but no library topic
 
 
 def gpu_tasks(redis_db) -> list[tuple[str, dict]]:
@@ -49,8 +50,9 @@ def test_the_model_is_asked_for_the_routed_page_and_the_topic_event_follows_queu
 
 
 def test_a_library_page_the_checkpoint_never_learned_is_served_from_the_library_and_render_checked(
-    redis_db, django_capture_on_commit_callbacks
+    redis_db, django_capture_on_commit_callbacks, settings
 ):
+    settings.MODEL_BACKEND = "clover"  # the demo checkpoint, whose record lists the pages it learned
     generation = ask(django_capture_on_commit_callbacks, question="白天的天空为什么是蓝的？", lang="zh")
     assert redis_db.llen("gpu") == 0  # no model runs: it would write another topic's page
     generation.refresh_from_db()
@@ -111,12 +113,12 @@ def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_te
         generation_create(question=UNKNOWN, session_key="s1", learner=learner)
     assert refused.value.code == "unknown_topic" and "no page" in refused.value.message
     nearest = refused.value.extra["nearest"]
-    assert 1 <= len(nearest) <= 3 and nearest[0]["slug"] == "circuits"
+    assert 1 <= len(nearest) <= 3 and nearest[0]["slug"] == "weather-fronts"
     assert refused.value.topic["slug"] is None and refused.value.topic["nearest"] == nearest
     assert (Thread.objects.count(), Generation.objects.count(), redis_db.llen("gpu")) == (0, 0, 0)
     request = TopicRequest.objects.get()
     assert (request.classroom, request.learner, request.question) == (classroom, learner, UNKNOWN)
-    assert request.nearest[0] == "circuits"
+    assert request.nearest[0] == "weather-fronts"
 
 
 def test_a_nearest_topic_the_learner_picks_is_written_whatever_the_question(
@@ -133,7 +135,7 @@ def test_a_nearest_topic_the_learner_picks_is_written_whatever_the_question(
 def test_a_follow_up_stays_on_the_threads_topic(redis_db, django_capture_on_commit_callbacks):
     first = ask(django_capture_on_commit_callbacks, question="How do tides work?")
     with django_capture_on_commit_callbacks(execute=True):
-        generation_finish(generation_id=first.pk, outcome={"status": "done", "html": "<html>tides</html>"})
+        generation_finish(generation_id=first.pk, outcome=PageOutcome(status="done", html="<html>tides</html>"))
     # A follow-up whose words alone would route nowhere (or elsewhere) still revises the tides page.
     follow = ask(django_capture_on_commit_callbacks, question="Now add a black hole", thread_id=first.thread_id)
     _, request = gpu_tasks(redis_db)[-1]
@@ -142,14 +144,14 @@ def test_a_follow_up_stays_on_the_threads_topic(redis_db, django_capture_on_comm
 
 
 def test_an_open_domain_backend_writes_an_unknown_topic_grounded_on_the_nearest_page(
-    redis_db, django_capture_on_commit_callbacks, monkeypatch
+    redis_db, django_capture_on_commit_callbacks, settings
 ):
-    monkeypatch.setenv("MODEL_BACKEND", OPEN_DOMAIN_TEST_BACKEND)
+    settings.MODEL_BACKEND = OPEN_DOMAIN_TEST_BACKEND
     generation = ask(django_capture_on_commit_callbacks, question=UNKNOWN)
     [(_, request)] = gpu_tasks(redis_db)
-    assert (request["topic"], request["lang"]) == ("circuits", "en")
+    assert (request["topic"], request["lang"]) == ("weather-fronts", "en")
     topic = stream(redis_db, generation)[1]
-    assert topic["slug"] is None and topic["nearest"][0]["slug"] == "circuits"
+    assert topic["slug"] is None and topic["nearest"][0]["slug"] == "weather-fronts"
     assert TopicRequest.objects.count() == 0
 
 
