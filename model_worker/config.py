@@ -21,8 +21,13 @@ class EngineSettings:
     model_path: Path = DEFAULT_MODEL_PATH
     device: str = "auto"
     decoding: str | None = None  # None: the backend's own default
+    threads: int | None = None  # CPU torch threads; None: the cores not already busy
+    max_new_tokens: int | None = None  # cap on a page's tokens; None: the checkpoint's context
 
     def __post_init__(self) -> None:
+        for name, value in (("MODEL_THREADS", self.threads), ("MODEL_MAX_NEW_TOKENS", self.max_new_tokens)):
+            if value is not None and value < 1:
+                raise ValueError(f"{name}={value} must be at least 1")
         if self.device not in DEVICES:
             raise ValueError(f"MODEL_DEVICE={self.device!r} is not one of {', '.join(DEVICES)}")
         if self.decoding is not None and self.decoding not in DECODINGS:
@@ -32,8 +37,8 @@ class EngineSettings:
 
 
 def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
-    """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE and MODEL_DECODING; relative paths are taken from the
-    repo root."""
+    """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE, MODEL_DECODING, MODEL_THREADS and MODEL_MAX_NEW_TOKENS;
+    relative paths are taken from the repo root."""
     env = os.environ if environ is None else environ
     path = Path(env.get("MODEL_PATH") or DEFAULT_MODEL_PATH)
     if not path.is_absolute():
@@ -43,7 +48,19 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
         model_path=path,
         device=(env.get("MODEL_DEVICE") or "auto").lower(),
         decoding=(env.get("MODEL_DECODING") or "").lower() or None,
+        threads=_count(env, "MODEL_THREADS"),
+        max_new_tokens=_count(env, "MODEL_MAX_NEW_TOKENS"),
     )
+
+
+def _count(env: Mapping[str, str], name: str) -> int | None:
+    value = (env.get(name) or "").strip()
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not a whole number") from None
 
 
 def resolve_device(device: str) -> str:
@@ -66,5 +83,6 @@ def load_backend(settings: EngineSettings | None = None):
     from model_worker.backends import load_backend as build
 
     settings = settings or engine_settings()
-    options = {} if settings.decoding is None else {"decoding": settings.decoding}
+    options = {k: v for k, v in (("decoding", settings.decoding), ("threads", settings.threads),
+                                 ("max_new_tokens", settings.max_new_tokens)) if v is not None}
     return build(settings.backend, path=settings.model_path, device=settings.device, **options)
