@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from model_worker.backends.base import PageRequest
-from model_worker.backends.clover import CheckpointFolderError, CloverBackend, _TextStream
+from model_worker.backends.clover import CheckpointFolderError, CloverBackend, _TextStream, token_tables
 from model_worker.prompt import PromptTooLong
 from model_worker.tokenizer import special_ids, train_tokenizer
 
@@ -102,11 +102,30 @@ def test_block_commits_never_split_a_chinese_character(checkpoint):
     ids = tok.encode(text, add_special_tokens=False)
     assert len(ids) > len(text)  # characters span several byte tokens in this vocabulary
     sink = Recorder()
-    stream = _TextStream(tok, sink, [tok.decode([i]) for i in range(len(tok))])
+    stream = _TextStream(sink, *token_tables(tok))
     for b, start in enumerate(range(0, len(ids), 3)):
         stream.block(0, b, ids[start : start + 3])
     assert "".join(t for _, t in sink.commits) == text
     assert all("\ufffd" not in t for _, t in sink.commits)
+
+
+def test_the_streamed_text_is_the_decoded_text_of_the_demo_vocabulary_whatever_the_blocks():
+    from model_worker.config import DEFAULT_MODEL_PATH
+    from model_worker.corpus import load_pages
+    from model_worker.tokenizer import load_tokenizer
+
+    tok = load_tokenizer(DEFAULT_MODEL_PATH)
+    pieces, raw = token_tables(tok)
+    ids = [i for page in load_pages()[:3] for i in tok.encode(page.html + "潮汐<|eos|>", add_special_tokens=False)]
+    ids += list(range(len(tok)))  # every token once, the special ones and lone bytes of characters too
+    for width in (1, 7, 32):
+        sink = Recorder()
+        stream = _TextStream(sink, pieces, raw)
+        for b, start in enumerate(range(0, len(ids), width)):
+            stream.block(0, b, ids[start : start + width])
+        streamed = "".join(t for _, t in sink.commits)
+        assert streamed == tok.decode(ids, skip_special_tokens=True).rstrip("\ufffd")
+        assert sum(sink.tokens) == len(ids)
 
 
 def test_a_missing_folder_is_refused_naming_the_path(tmp_path):
