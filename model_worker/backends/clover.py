@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import copy
+import logging
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +15,8 @@ from model_worker.backends.base import PageRequest, PageResult, PageSink
 from model_worker.config import DEFAULT_MODEL_PATH, default_threads, resolve_device
 from model_worker.prompt import build_prompt, check_fits, extract_page
 from model_worker.tokenizer import load_tokenizer
+
+log = logging.getLogger(__name__)
 
 MIN_PAGE_TOKENS = 256
 DRAFT_MIN_INTERVAL_S = 0.05  # at most ~20 drafts a second: a screen needs no more (the one throttle)
@@ -60,6 +63,8 @@ class CloverBackend:
         self.context = self.model.config.max_position_embeddings
         self.sampler = self._sampler(decoding, max_new_tokens, sampler_overrides)
         self.pieces, self.token_bytes = token_tables(self.tok)
+        log.info("clover backend ready: %s on %s, %s decoding, %d torch threads", self.path,
+                 next(self.model.parameters()).device, self.sampler.decoding, torch.get_num_threads())
 
     def _sampler(self, decoding: str, max_new_tokens: int | None, overrides: dict):
         """The named settings of `decoding` (model_worker.sampler.decodings) with `overrides`, checked

@@ -90,6 +90,9 @@ def end_to_end(path: Path, prompts, *, device: str, threads: int | None, max_new
         "worker_tokens_per_s": round(sum(run["outcome"].stats.get("tokens", 0) for run in runs)
                                      / max(worker_seconds, 1e-9), 2),
         "statuses": [run["outcome"].status for run in runs],
+        # Per prompt, in order: tokens, and seconds through the app and by the engine alone.
+        "per_prompt": [{"tokens": run["tokens"], "seconds": round(run["seconds"], 3),
+                        "engine_seconds": round(a["seconds"], 3)} for run, a in zip(runs, alone, strict=True)],
     }
     if engine_pages is not None:
         result["same_page_as_engine"] = sum(run["outcome"].html == page
