@@ -71,7 +71,7 @@ class CloverBackend:
         against the block sizes this checkpoint was trained for."""
         from model_worker.sampler import check_trained, preset
 
-        cfg = preset(decoding, **overrides, max_new_tokens=max_new_tokens or self.context)
+        cfg = preset(decoding, **{"max_new_tokens": max_new_tokens or self.context, **overrides})
         try:
             check_trained(cfg, self.model.config.trained_block_sizes)
         except ValueError as exc:

@@ -44,11 +44,11 @@ class StreamSink:
     """A `PageSink` that streams `draft`, `commit` and `stats` events into the generation's stream.
 
     A Redis round trip would stall the decoding loop for as long as it takes, so a writer thread does
-    them: every FLUSH_INTERVAL_S at most it appends what the loop queued, refreshes the heartbeat and
-    reads the stop flags, all in one round trip. `should_stop` answers from the latest flags (the
-    first time it asks Redis itself, before the model runs); a failed write is raised to the loop at
-    its next call. `close` stops the writer and writes what is left: the task calls it before
-    handing the outcome on, so every commit precedes `done` in the stream.
+    them: as soon as the loop queues something, but at most every FLUSH_INTERVAL_S, it appends what
+    is queued, refreshes the heartbeat and reads the stop flags, all in one round trip. `should_stop`
+    answers from the latest flags (the first time it asks Redis itself, before the model runs); a
+    failed write is raised to the loop at its next call. `close` stops the writer and writes what is
+    left: the task calls it before handing the outcome on, so every commit precedes `done` in the stream.
     """
 
     def __init__(self, r, generation_id: str, *, maxlen: int = events.DEFAULT_MAXLEN,
@@ -57,7 +57,8 @@ class StreamSink:
         self.limits = {"maxlen": maxlen, "ttl_s": ttl_s}
         self.started = clock()
         self.tokens = 0
-        self.stop = self.asked = False
+        self.stop = False
+        self.exchanged = float("-inf")  # when the last round trip ended
         self.pending: list[dict] = []
         self.lock = threading.Lock()
         self.wake = threading.Event()
@@ -80,7 +81,8 @@ class StreamSink:
         if self.writer is None:
             self._exchange()
             self._start()
-        self.asked = True  # the writer reads the flags again at its next turn
+        if self.clock() - self.exchanged >= FLUSH_INTERVAL_S:
+            self.wake.set()  # flags older than the interval: the writer reads them again now
         return self.stop
 
     def close(self, *, write: bool = True) -> None:
@@ -100,31 +102,32 @@ class StreamSink:
             self.pending.extend(bodies)
         if self.writer is None:
             self._start()
+        self.wake.set()
 
     def _start(self) -> None:
         self.writer = threading.Thread(target=self._write, name=f"stream-{self.generation_id}", daemon=True)
         self.writer.start()
 
     def _write(self) -> None:
-        last = self.clock()
-        while not self.closing:
-            self.wake.wait(FLUSH_INTERVAL_S)
+        while True:
+            self.wake.wait(HEARTBEAT_EVERY_S)  # something queued, flags asked for, closing, or a heartbeat due
+            self.wake.clear()
+            pause = self.exchanged + FLUSH_INTERVAL_S - self.clock()
+            if pause > 0 and not self.closing:
+                time.sleep(pause)  # what arrives meanwhile goes in the same round trip
             if self.closing:
                 return
-            if not (self.pending or self.asked) and self.clock() - last < HEARTBEAT_EVERY_S:
-                continue
             try:
                 self._exchange()
             except BaseException as exc:  # handed to the decoding loop, which raises it
                 self.error = exc
                 return
-            last = self.clock()
 
     def _exchange(self) -> None:
         with self.lock:
             bodies, self.pending = self.pending, []
-        self.asked = False
         self.stop = events.stop_due(events.exchange(self.r, self.generation_id, bodies, **self.limits))
+        self.exchanged = self.clock()
 
     def _raise(self) -> None:
         if self.error is not None:

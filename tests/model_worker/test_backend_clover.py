@@ -73,6 +73,14 @@ def test_should_stop_ends_the_page_at_the_next_block_boundary(backend):
     assert result.stats["tokens"] <= 8
 
 
+def test_another_decoding_takes_its_preset_and_any_setting_given_with_it(backend):
+    ar = backend.with_decoding("ar", max_new_tokens=5)
+    assert (ar.sampler.decoding, ar.sampler.block_size, ar.sampler.max_new_tokens) == ("ar", 1, 5)
+    assert backend.with_decoding("diffusion", block_size=8).sampler.max_new_tokens == backend.sampler.max_new_tokens
+    with pytest.raises(ValueError, match="unknown decoding 'greedy'"):
+        backend.with_decoding("greedy")
+
+
 def test_autoregressive_decoding_of_the_same_weights_takes_one_forward_per_token(backend):
     ar = backend.with_decoding("ar")
     assert ar.model is backend.model and ar.sampler.block_size == 1
