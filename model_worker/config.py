@@ -39,13 +39,17 @@ class EngineSettings:
     device: str = "auto"
     decoding: str | None = None  # None: the backend's own default
     dtype: str = "auto"  # transformers: auto, float32, bfloat16, float16
-    max_new_tokens: int | None = None  # None: what the context leaves
+    max_new_tokens: int | None = None  # cap on a page's tokens; None: what the context leaves
+    threads: int | None = None  # CPU torch threads; None: the cores not already busy
     base_url: str = "http://127.0.0.1:8000/v1"  # openai: the server's API root
     model_name: str = ""  # openai: the served model's name
     api_key: str = ""  # openai: sent as a bearer token when set
     timeout_s: float = 300.0  # openai: longest wait for the next piece of a reply
 
     def __post_init__(self) -> None:
+        for name, value in (("MODEL_THREADS", self.threads), ("MODEL_MAX_NEW_TOKENS", self.max_new_tokens)):
+            if value is not None and value < 1:
+                raise ValueError(f"{name}={value} must be at least 1")
         if self.device not in DEVICES:
             raise ValueError(f"MODEL_DEVICE={self.device!r} is not one of {', '.join(DEVICES)}")
         if self.decoding is not None and self.decoding not in DECODINGS:
@@ -63,8 +67,8 @@ class EngineSettings:
 
 
 def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
-    """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE and MODEL_DECODING; relative paths are taken from the
-    repo root."""
+    """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE, MODEL_DECODING, MODEL_THREADS and MODEL_MAX_NEW_TOKENS;
+    relative paths are taken from the repo root."""
     env = os.environ if environ is None else environ
     path = Path(env.get("MODEL_PATH") or DEFAULT_MODEL_PATH)
     if not path.is_absolute():
@@ -76,6 +80,7 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
         decoding=(env.get("MODEL_DECODING") or "").lower() or None,
         dtype=(env.get("MODEL_DTYPE") or "auto").lower(),
         max_new_tokens=_number(env, "MODEL_MAX_NEW_TOKENS", int),
+        threads=_number(env, "MODEL_THREADS", int),
         base_url=env.get("MODEL_BASE_URL") or EngineSettings.base_url,
         model_name=env.get("MODEL_NAME") or "",
         api_key=env.get("MODEL_API_KEY") or "",
@@ -117,7 +122,8 @@ def load_backend(settings: EngineSettings | None = None):
     cls = backend_class(settings.backend_spec)
     if hasattr(cls, "from_settings"):
         return cls.from_settings(settings)
-    options = {} if settings.decoding is None else {"decoding": settings.decoding}
+    options = {k: v for k, v in (("decoding", settings.decoding), ("threads", settings.threads),
+                                 ("max_new_tokens", settings.max_new_tokens)) if v is not None}
     return cls(path=settings.model_path, device=settings.device, **options)
 
 

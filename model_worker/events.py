@@ -50,8 +50,24 @@ def key(generation_id: str, name: str) -> str:
 def append(r, generation_id: str, type: str, *, maxlen: int = DEFAULT_MAXLEN, ttl_s: int = DEFAULT_TTL_S,
            **fields):
     """Append one server event; returns its id."""
-    body = json.dumps({"type": type, **fields}, ensure_ascii=False, separators=(",", ":"))
-    return r.eval(_APPEND, 2, key(generation_id, "events"), key(generation_id, "seq"), body, maxlen, ttl_s)
+    return r.eval(*_append_args(generation_id, {"type": type, **fields}, maxlen, ttl_s))
+
+
+def exchange(r, generation_id: str, bodies: list[dict], *, maxlen: int = DEFAULT_MAXLEN, ttl_s: int = DEFAULT_TTL_S,
+             heartbeat_ttl_s: int = HEARTBEAT_TTL_S):
+    """What a worker does in one round trip: append `bodies` (each `{"type": ..., ...}`, in order),
+    refresh its heartbeat and read the stop flags. Returns the flags (pass them to `stop_due`)."""
+    pipe = r.pipeline(transaction=False)
+    for body in bodies:
+        pipe.eval(*_append_args(generation_id, body, maxlen, ttl_s))
+    pipe.set(key(generation_id, "alive"), 1, ex=heartbeat_ttl_s)
+    pipe.mget(key(generation_id, "cancel"), key(generation_id, "orphaned"))
+    return pipe.execute()[-1]
+
+
+def _append_args(generation_id: str, body: dict, maxlen: int, ttl_s: int) -> tuple:
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return _APPEND, 2, key(generation_id, "events"), key(generation_id, "seq"), text, maxlen, ttl_s
 
 
 def decode(entries) -> list[dict]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import codecs
 import copy
+import logging
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +15,8 @@ from model_worker.backends.base import PageRequest, PageResult, PageSink
 from model_worker.config import DEFAULT_MODEL_PATH, backend_capabilities, default_threads, resolve_device
 from model_worker.prompt import build_prompt, check_fits, extract_page
 from model_worker.tokenizer import load_tokenizer
+
+log = logging.getLogger(__name__)
 
 MIN_PAGE_TOKENS = 256
 REPAIR_TEMPERATURE = 0.8  # a repair re-samples: the same prompt greedily gives the same failing page
@@ -65,16 +69,16 @@ class CloverBackend:
         self.tok, self.model = load_checkpoint(path, device)
         self.context = self.model.config.max_position_embeddings
         self.sampler = self._sampler(decoding, max_new_tokens, sampler_overrides)
-        # One decoded string per token id, so drafts cost a list lookup per position.
-        special = set(self.tok.all_special_ids)
-        self.pieces = ["" if i in special else self.tok.decode([i]) for i in range(len(self.tok))]
+        self.pieces, self.token_bytes = token_tables(self.tok)
+        log.info("clover backend ready: %s on %s, %s decoding, %d torch threads", self.path,
+                 next(self.model.parameters()).device, self.sampler.decoding, torch.get_num_threads())
 
     def _sampler(self, decoding: str, max_new_tokens: int | None, overrides: dict):
         """The named settings of `decoding` (model_worker.sampler.decodings) with `overrides`, checked
         against the block sizes this checkpoint was trained for."""
         from model_worker.sampler import check_trained, preset
 
-        cfg = preset(decoding, **overrides, max_new_tokens=max_new_tokens or self.context)
+        cfg = preset(decoding, **{"max_new_tokens": max_new_tokens or self.context, **overrides})
         try:
             check_trained(cfg, self.model.config.trained_block_sizes)
         except ValueError as exc:
@@ -98,29 +102,69 @@ class CloverBackend:
         from model_worker.sampler import generate
 
         prompt = self.prompt_ids(request)
-        stream = _TextStream(self.tok, sink, self.pieces)
+        stream = _TextStream(sink, self.pieces, self.token_bytes)
         cfg = replace(self.sampler, max_new_tokens=min(self.sampler.max_new_tokens, self.context - len(prompt)))
         if request.repair is not None:
             cfg = replace(cfg, temperature=REPAIR_TEMPERATURE, seed=self.sampler.seed + request.repair.attempt)
         [out] = generate(self.model, [prompt], cfg, on_step=stream.step, on_block=stream.block,
                          should_stop=sink.should_stop)
+        return PageResult(html=self.page_html(out.tokens), stats=_figures(out.stats),
+                          stopped=out.stopped_by == "stop")
+
+    def page_html(self, tokens: list[int]) -> str:
+        """The page in generated tokens, as it is stored."""
         # A character still incomplete when decoding ends is not text: the stream never sent it either.
-        text = self.tok.decode(out.tokens, skip_special_tokens=True).rstrip("\ufffd")
-        return PageResult(html=extract_page(text), stats=_figures(out.stats), stopped=out.stopped_by == "stop")
+        return extract_page(self.tok.decode(tokens, skip_special_tokens=True).rstrip("\ufffd"))
+
+
+def token_tables(tok) -> tuple[list[str], list[bytes]]:
+    """Per token id: its text alone (what a draft shows) and its bytes (what committed text is made of).
+
+    Special tokens are empty in both, as `decode(..., skip_special_tokens=True)` leaves them out. The
+    bytes come from the byte-level alphabet the vocabulary is written in (GPT-2's), so a block's
+    text is the UTF-8 of its tokens' bytes, with no call into the tokenizer.
+    """
+    special = set(tok.all_special_ids)
+    alphabet = _byte_alphabet()
+    pieces, raw = [], []
+    for i, token in enumerate(tok.convert_ids_to_tokens(list(range(len(tok))))):
+        if i in special:
+            pieces.append("")
+            raw.append(b"")
+            continue
+        pieces.append(tok.decode([i]))
+        try:
+            raw.append(bytes(alphabet[ch] for ch in token))
+        except KeyError:  # an added token stored as plain text
+            raw.append(pieces[-1].encode("utf-8"))
+    return pieces, raw
+
+
+def _byte_alphabet() -> dict[str, int]:
+    """GPT-2's printable stand-in for every byte, reversed (what the ByteLevel decoder undoes)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            chars[chr(b)] = b
+        else:
+            chars[chr(256 + extra)] = b
+            extra += 1
+    return chars
 
 
 class _TextStream:
     """Turns sampler callbacks into sink calls: throttled drafts, and exact text per committed block.
 
-    Byte-level tokens can split one character across blocks, so a block's text is the growth of the
-    decoded whole, holding back a trailing partial character until the next block completes it (one
-    still incomplete when decoding ends is not text and is never sent).
+    Byte-level tokens can split one character across blocks, so committed tokens go through an
+    incremental UTF-8 decoder that holds back a trailing partial character until the next block
+    completes it (one still incomplete when decoding ends is not text and is never sent). Each block
+    costs its own tokens, not the whole page so far.
     """
 
-    def __init__(self, tok, sink: PageSink, pieces: list[str], clock=time.monotonic):
-        self.tok, self.sink, self.pieces, self.clock = tok, sink, pieces, clock
-        self.tokens: list[int] = []
-        self.sent = 0
+    def __init__(self, sink: PageSink, pieces: list[str], token_bytes: list[bytes], clock=time.monotonic):
+        self.sink, self.pieces, self.token_bytes, self.clock = sink, pieces, token_bytes, clock
+        self.utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         self.last_draft = float("-inf")
 
     def step(self, seq: int, block: int, tokens: list[int], masked: list[bool]) -> None:
@@ -131,13 +175,9 @@ class _TextStream:
         self.sink.on_draft(block, [None if m else self.pieces[t] for t, m in zip(tokens, masked, strict=True)])
 
     def block(self, seq: int, block: int, tokens: list[int]) -> None:
-        self.tokens.extend(tokens)
-        text = self.tok.decode(self.tokens, skip_special_tokens=True)
-        ready = len(text.rstrip("\ufffd"))
-        self.sink.on_commit(block, text[self.sent : ready], len(tokens))
-        self.sent = ready
+        text = self.utf8.decode(b"".join(self.token_bytes[t] for t in tokens))
+        self.sink.on_commit(block, text, len(tokens))
         self.last_draft = float("-inf")
-
 
 
 def _figures(stats) -> dict:

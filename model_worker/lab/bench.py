@@ -51,7 +51,6 @@ DEFAULT_PROMPTS = 4
 
 def run_decoding(backend, prompts, *, warmup: bool = True) -> tuple[dict, list[str]]:
     """Decode every prompt one at a time; summed figures and the pages."""
-    from model_worker.prompt import extract_page
     from model_worker.sampler import generate
 
     # The topic is the library page the router picks for the question in the product (`explainer/library/`).
@@ -70,7 +69,7 @@ def run_decoding(backend, prompts, *, warmup: bool = True) -> tuple[dict, list[s
         totals["forwards"] += s.forwards
         totals["seconds"] += s.seconds
         totals["first_block_s"] += s.first_block_s
-        pages.append(extract_page(backend.tok.decode(out.tokens, skip_special_tokens=True)))
+        pages.append(backend.page_html(out.tokens))  # the page the app would store
     n = len(ids)
     seconds = max(totals["seconds"], 1e-9)
     expected = corpus_titles()
@@ -154,9 +153,10 @@ def render_pass_rate(pages: list[str]) -> dict:
 def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, render: bool = False,
           block_size: int | None = None, rule: str | None = None, threshold: float | None = None,
           fallback: str | None = None, max_new_tokens: int | None = None, threads: int | None = None,
-          corpus: bool = False) -> dict:
-    """Both decodings of the same checkpoint on the first `prompts` prompts of the fixed set (of
-    `corpus_prompts()` with `corpus`)."""
+          corpus: bool = False, end_to_end: bool = False) -> dict:
+    """The decodings of the same checkpoint on the first `prompts` prompts of the fixed set (of
+    `corpus_prompts()` with `corpus`); with `end_to_end`, also the product's (verified) decoding
+    through the Celery task and the Redis stream (`model_worker.lab.end_to_end`)."""
     from model_worker.backends.clover import CloverBackend
 
     prompt_set = corpus_prompts() if corpus else PROMPTS
@@ -182,6 +182,15 @@ def bench(path: Path, *, device: str = "auto", prompts: int = DEFAULT_PROMPTS, r
     if render:
         for name in names:
             result[name]["render"] = render_pass_rate(pages[name])
+    if end_to_end:
+        from model_worker.lab.end_to_end import end_to_end as through_the_app
+
+        if draft:
+            raise ValueError("--end-to-end runs the product's verified preset: leave --block-size out")
+        # The worker gets the engine's device and thread count, so the two figures differ only by the app.
+        result["end_to_end"] = through_the_app(path, chosen, device=result["device"], threads=result["threads"],
+                                               max_new_tokens=max_new_tokens, engine_pages=pages["verified"],
+                                               engine=lambda request: _decode_once(verified, request))
     d, v, a = result["diffusion"], result["verified"], result["ar"]
     result["speedup"] = round(d["tokens_per_s"] / max(a["tokens_per_s"], 1e-9), 3)
     result["verified_speedup"] = round(v["tokens_per_s"] / max(a["tokens_per_s"], 1e-9), 3)
@@ -303,11 +312,26 @@ def format_text(result: dict) -> str:
             lines.append(f"{'':10} page identical to ar's: {r['same_page_as_ar']}/{r['prompts']}")
         if "render" in r:
             lines.append(f"{'':10} render check: {r['render']['passed']}/{r['render']['checked']} passed")
+    if "end_to_end" in result:
+        e = result["end_to_end"]
+        lines.append(f"{'app e2e':10} {e['tokens']:>7} {'':>8} {'':>8} {'':>8} {e['tokens_per_s']:>9.1f} "
+                     f"{e['first_block_s']:>11.3f}   through the Celery task and the Redis stream: "
+                     f"{e['of_engine']:.2f} of the engine's {e['engine_tokens_per_s']:.1f} tok/s timed beside it")
     lines.append(f"speedup (diffusion tok/s over ar tok/s): {result['speedup']:.2f}x")
     lines.append(f"verified speedup (verified tok/s over ar tok/s): {result['verified_speedup']:.2f}x")
     lines.append(f"forwards saved (ar forwards over diffusion forwards): {result['forwards_ratio']:.2f}x")
     lines.append(f"tokens per forward ratio: {result['tokens_per_forward_ratio']:.2f}x")
     return "\n".join(lines)
+
+
+def _decode_once(backend, request) -> dict:
+    """One request decoded by the engine alone (no callbacks): its figures."""
+    from model_worker.sampler import generate
+
+    ids = backend.prompt_ids(request)
+    cfg = replace(backend.sampler, max_new_tokens=min(backend.sampler.max_new_tokens, backend.context - len(ids)))
+    [out] = generate(backend.model, [ids], cfg)
+    return {"tokens": out.stats.tokens, "seconds": out.stats.seconds, "first_block_s": out.stats.first_block_s}
 
 
 def _request(lang: str, question: str, topic: str | None = None):
@@ -345,6 +369,9 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"what every step commits at least, and where (SamplerConfig); default {default.fallback}")
     parser.add_argument("--max-new-tokens", type=int)
     parser.add_argument("--render", action="store_true", help="also render-check every page in Chromium")
+    parser.add_argument("--end-to-end", action="store_true",
+                        help="also write the prompts through the real Celery task and Redis stream (a private "
+                             "redis-server and GPU worker), timed as the learner reads them")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--threads", type=int)
     parser.add_argument("--forwards", action="store_true",
@@ -374,7 +401,7 @@ def main(argv: list[str] | None = None) -> None:
             return
         prompts = args.prompts or (len(corpus_prompts()) if args.corpus_questions else DEFAULT_PROMPTS)
         result = bench(args.path, device=args.device, prompts=prompts, render=args.render,
-                       corpus=args.corpus_questions,
+                       corpus=args.corpus_questions, end_to_end=args.end_to_end,
                        block_size=args.block_size, rule=args.rule, threshold=args.threshold,
                        fallback=args.fallback, max_new_tokens=args.max_new_tokens, threads=args.threads)
     except (FileNotFoundError, ValueError) as exc:

@@ -91,12 +91,12 @@ def repair_run(backend, requests: list[PageRequest], attempts: int = 2) -> dict:
 
 def requests_for(prompts: int, follow_up: str | None, backend, revise: bool = False) -> list[PageRequest]:
     """The bench's first `prompts` prompts; with `follow_up`, that follow-up to each prompt's first page."""
-    requests = [PageRequest(question=q, lang=lang) for lang, q, _ in PROMPTS[:prompts]]
+    requests = [PageRequest(question=q, lang=lang, topic=slug) for lang, q, slug in PROMPTS[:prompts]]
     if not follow_up:
         return requests
     capabilities = getattr(backend, "capabilities", None)
     if not revise and capabilities is not None and not capabilities.revises_pages:
-        return [PageRequest(question=follow_up, lang=r.lang) for r in requests]
+        return [PageRequest(question=follow_up, lang=r.lang, topic=r.topic) for r in requests]
     firsts = [run_page(backend, r, _Quiet()) for r in requests]
     return [PageRequest(question=follow_up, lang=r.lang, previous_page=o.html or None)
             for r, o in zip(requests, firsts, strict=True)]

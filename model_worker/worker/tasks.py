@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from functools import cache
 
@@ -20,6 +21,10 @@ log = logging.getLogger(__name__)
 
 SOFT_TIME_LIMIT_S = int(os.environ.get("GENERATION_SOFT_LIMIT_S", "600"))
 HARD_TIME_LIMIT_S = SOFT_TIME_LIMIT_S + 30
+# While a page is written, a round trip to Redis at most this often (about as often as a screen redraws
+# drafts; a stop request waits no longer than this plus one block), and at least every few seconds.
+FLUSH_INTERVAL_S = 0.05
+HEARTBEAT_EVERY_S = 5.0
 
 
 @cache
@@ -36,9 +41,15 @@ def backend() -> PageBackend:
 
 
 class StreamSink:
-    """A `PageSink` that appends `draft`, `commit` and `stats` events to the generation's stream.
+    """A `PageSink` that streams `draft`, `commit` and `stats` events into the generation's stream.
 
-    Drafts are written as the backend sends them (it thins them to what a screen needs)."""
+    A Redis round trip would stall the decoding loop for as long as it takes, so a writer thread does
+    them: as soon as the loop queues something, but at most every FLUSH_INTERVAL_S, it appends what
+    is queued, refreshes the heartbeat and reads the stop flags, all in one round trip. `should_stop`
+    answers from the latest flags (the first time it asks Redis itself, before the model runs); a
+    failed write is raised to the loop at its next call. `close` stops the writer and writes what is
+    left: the task calls it before handing the outcome on, so every commit precedes `done` in the stream.
+    """
 
     def __init__(self, r, generation_id: str, *, maxlen: int = events.DEFAULT_MAXLEN,
                  ttl_s: int = events.DEFAULT_TTL_S, clock=time.monotonic):
@@ -46,21 +57,82 @@ class StreamSink:
         self.limits = {"maxlen": maxlen, "ttl_s": ttl_s}
         self.started = clock()
         self.tokens = 0
+        self.stop = False
+        self.exchanged = float("-inf")  # when the last round trip ended
+        self.pending: list[dict] = []
+        self.lock = threading.Lock()
+        self.wake = threading.Event()
+        self.closing = False
+        self.error: BaseException | None = None
+        self.writer: threading.Thread | None = None
 
     def on_draft(self, block: int, pieces: list[str | None]) -> None:
-        events.append(self.r, self.generation_id, "draft", block=block, pieces=pieces, **self.limits)
+        self._queue({"type": "draft", "block": block, "pieces": pieces})
 
     def on_commit(self, block: int, text: str, tokens: int) -> None:
         self.tokens += tokens
         seconds = self.clock() - self.started
-        events.append(self.r, self.generation_id, "commit", block=block, text=text, **self.limits)
-        events.append(self.r, self.generation_id, "stats", blocks=block + 1, tokens=self.tokens,
-                      seconds=round(seconds, 3), tokens_per_s=round(self.tokens / seconds, 1) if seconds else 0.0,
-                      **self.limits)
+        self._queue({"type": "commit", "block": block, "text": text},
+                    {"type": "stats", "blocks": block + 1, "tokens": self.tokens, "seconds": round(seconds, 3),
+                     "tokens_per_s": round(self.tokens / seconds, 1) if seconds else 0.0})
 
     def should_stop(self) -> bool:
-        events.heartbeat(self.r, self.generation_id)
-        return events.stop_due(events.flags(self.r, self.generation_id))
+        self._raise()
+        if self.writer is None:
+            self._exchange()
+            self._start()
+        if self.clock() - self.exchanged >= FLUSH_INTERVAL_S:
+            self.wake.set()  # flags older than the interval: the writer reads them again now
+        return self.stop
+
+    def close(self, *, write: bool = True) -> None:
+        """Stop the writer thread, then (with `write`) write what is left and read the flags once more."""
+        if self.writer is not None:
+            self.closing = True
+            self.wake.set()
+            self.writer.join()
+            self.writer = None
+        if write:
+            self._raise()
+            self._exchange()
+
+    def _queue(self, *bodies: dict) -> None:
+        self._raise()
+        with self.lock:
+            self.pending.extend(bodies)
+        if self.writer is None:
+            self._start()
+        self.wake.set()
+
+    def _start(self) -> None:
+        self.writer = threading.Thread(target=self._write, name=f"stream-{self.generation_id}", daemon=True)
+        self.writer.start()
+
+    def _write(self) -> None:
+        while True:
+            self.wake.wait(HEARTBEAT_EVERY_S)  # something queued, flags asked for, closing, or a heartbeat due
+            self.wake.clear()
+            pause = self.exchanged + FLUSH_INTERVAL_S - self.clock()
+            if pause > 0 and not self.closing:
+                time.sleep(pause)  # what arrives meanwhile goes in the same round trip
+            if self.closing:
+                return
+            try:
+                self._exchange()
+            except BaseException as exc:  # handed to the decoding loop, which raises it
+                self.error = exc
+                return
+
+    def _exchange(self) -> None:
+        with self.lock:
+            bodies, self.pending = self.pending, []
+        self.stop = events.stop_due(events.exchange(self.r, self.generation_id, bodies, **self.limits))
+        self.exchanged = self.clock()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
 
 
 # Routed to queue `gpu` by task_routes (queue= on the task is deprecated in Celery 5).
@@ -82,13 +154,15 @@ def generate_page(self, generation_id: str, request: dict, stream_maxlen: int = 
         state = events.claim_state(r, generation_id)
         log.info("generation %s skipped: %s", generation_id, state)
         return "skipped"
+    sink = StreamSink(r, generation_id, maxlen=stream_maxlen, ttl_s=stream_ttl_s)
     try:
-        sink = StreamSink(r, generation_id, maxlen=stream_maxlen, ttl_s=stream_ttl_s)
         if sink.should_stop():
             outcome = PageOutcome(status="cancelled")
         else:
             outcome = _outcome_or_error(generation_id, request, sink)
+        sink.close()
     except BaseException:
+        sink.close(write=False)  # what the writer had not written is lost with the attempt
         events.release(r, generation_id)  # a retry, or a redelivery after a crash, may take it again
         raise
     app.send_task("explainer.finish_generation", args=[generation_id, outcome.to_dict()], queue="qa")

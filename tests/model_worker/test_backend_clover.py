@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from model_worker.backends.base import PageRequest
-from model_worker.backends.clover import CheckpointFolderError, CloverBackend, _TextStream
+from model_worker.backends.clover import CheckpointFolderError, CloverBackend, _TextStream, token_tables
 from model_worker.prompt import PromptTooLong
 from model_worker.tokenizer import special_ids, train_tokenizer
 
@@ -73,6 +73,14 @@ def test_should_stop_ends_the_page_at_the_next_block_boundary(backend):
     assert result.stats["tokens"] <= 8
 
 
+def test_another_decoding_takes_its_preset_and_any_setting_given_with_it(backend):
+    ar = backend.with_decoding("ar", max_new_tokens=5)
+    assert (ar.sampler.decoding, ar.sampler.block_size, ar.sampler.max_new_tokens) == ("ar", 1, 5)
+    assert backend.with_decoding("diffusion", block_size=8).sampler.max_new_tokens == backend.sampler.max_new_tokens
+    with pytest.raises(ValueError, match="unknown decoding 'greedy'"):
+        backend.with_decoding("greedy")
+
+
 def test_autoregressive_decoding_of_the_same_weights_takes_one_forward_per_token(backend):
     ar = backend.with_decoding("ar")
     assert ar.model is backend.model and ar.sampler.block_size == 1
@@ -102,11 +110,30 @@ def test_block_commits_never_split_a_chinese_character(checkpoint):
     ids = tok.encode(text, add_special_tokens=False)
     assert len(ids) > len(text)  # characters span several byte tokens in this vocabulary
     sink = Recorder()
-    stream = _TextStream(tok, sink, [tok.decode([i]) for i in range(len(tok))])
+    stream = _TextStream(sink, *token_tables(tok))
     for b, start in enumerate(range(0, len(ids), 3)):
         stream.block(0, b, ids[start : start + 3])
     assert "".join(t for _, t in sink.commits) == text
     assert all("\ufffd" not in t for _, t in sink.commits)
+
+
+def test_the_streamed_text_is_the_decoded_text_of_the_demo_vocabulary_whatever_the_blocks():
+    from model_worker.config import DEFAULT_MODEL_PATH
+    from model_worker.corpus import load_pages
+    from model_worker.tokenizer import load_tokenizer
+
+    tok = load_tokenizer(DEFAULT_MODEL_PATH)
+    pieces, raw = token_tables(tok)
+    ids = [i for page in load_pages()[:3] for i in tok.encode(page.html + "潮汐<|eos|>", add_special_tokens=False)]
+    ids += list(range(len(tok)))  # every token once, the special ones and lone bytes of characters too
+    for width in (1, 7, 32):
+        sink = Recorder()
+        stream = _TextStream(sink, pieces, raw)
+        for b, start in enumerate(range(0, len(ids), width)):
+            stream.block(0, b, ids[start : start + width])
+        streamed = "".join(t for _, t in sink.commits)
+        assert streamed == tok.decode(ids, skip_special_tokens=True).rstrip("\ufffd")
+        assert sum(sink.tokens) == len(ids)
 
 
 def test_a_missing_folder_is_refused_naming_the_path(tmp_path):

@@ -27,6 +27,15 @@ def test_model_decoding_names_the_decoding_and_an_unknown_one_is_refused():
         engine_settings({"MODEL_DECODING": "greedy"})
 
 
+@pytest.mark.parametrize(("name", "field"), [("MODEL_THREADS", "threads"), ("MODEL_MAX_NEW_TOKENS", "max_new_tokens")])
+def test_counts_in_the_environment_are_read_and_a_bad_count_is_refused_by_name(name, field):
+    assert getattr(engine_settings({}), field) is None
+    assert getattr(engine_settings({name: " 3 "}), field) == 3
+    for bad in ("two", "0"):
+        with pytest.raises(ValueError, match=name):
+            engine_settings({name: bad})
+
+
 def test_an_unknown_device_or_malformed_backend_is_refused_by_name():
     with pytest.raises(ValueError, match="'tpu'"):
         engine_settings({"MODEL_DEVICE": "tpu"})

@@ -16,7 +16,7 @@ def checkpoint(tmp_path_factory):
     tok = train_tokenizer(["<html><body>tides 潮汐</body></html>"] * 10, vocab_size=300)
     ids = special_ids(tok)
     config = CloverConfig.preset("tiny", vocab_size=len(tok), mask_token_id=ids["mask"], eos_token_id=ids["eos"],
-                                 pad_token_id=ids["pad"], max_position_embeddings=256, trained_block_sizes=[1, 8])
+                                 pad_token_id=ids["pad"], max_position_embeddings=256, trained_block_sizes=[1, 8, 32])
     CloverForBlockDiffusion(config).save_pretrained(str(path))
     tok.save_pretrained(str(path))
     return path
@@ -52,8 +52,8 @@ def test_text_output_has_a_line_per_decoding_and_the_ratio_lines(checkpoint, cap
 
 
 def test_a_block_size_the_checkpoint_lacks_exits_with_a_message_naming_it(checkpoint):
-    with pytest.raises(SystemExit, match="block size 32 was not trained"):
-        bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--block-size", "32"])
+    with pytest.raises(SystemExit, match="block size 16 was not trained"):
+        bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--block-size", "16"])
 
 
 def test_a_missing_checkpoint_exits_with_a_message_naming_it(tmp_path):
@@ -107,3 +107,20 @@ def test_a_page_is_on_topic_when_its_title_is_that_of_the_asked_corpus_page():
     assert titles["tides"] == "Why the sea has tides"
     assert bench.page_title("<html><head><title> Why the sea has tides </title></head></html>") == titles["tides"]
     assert bench.page_title("<html><body>no title</body></html>") is None
+
+
+def test_end_to_end_writes_the_same_pages_through_the_task_and_times_them_beside_the_engine(checkpoint, capsys):
+    bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--prompts", "2",
+                "--max-new-tokens", "16", "--json", "--end-to-end"])
+    result = json.loads(capsys.readouterr().out)
+    e2e = result["end_to_end"]
+    assert e2e["statuses"] == ["done", "done"] and e2e["same_page_as_engine"] == 2
+    assert e2e["tokens"] == result["verified"]["tokens"]  # the stream counted every token the engine wrote
+    assert e2e["tokens_per_s"] > 0 and e2e["engine_tokens_per_s"] > 0 and e2e["first_block_s"] > 0
+    assert e2e["of_engine"] == pytest.approx(e2e["tokens_per_s"] / e2e["engine_tokens_per_s"], rel=1e-2)
+
+
+def test_end_to_end_refuses_a_draft_width_the_product_does_not_use(checkpoint):
+    with pytest.raises(SystemExit, match="--end-to-end runs the product's verified preset"):
+        bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--prompts", "1",
+                    "--block-size", "8", "--max-new-tokens", "8", "--end-to-end"])

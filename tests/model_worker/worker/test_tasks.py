@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -66,15 +67,52 @@ def test_an_empty_page_is_a_failure_not_a_version():
 
 
 def test_the_stream_sink_writes_each_commit_with_the_exact_token_count_so_far(redis_db):
-    clock = iter(i * 0.5 for i in range(100))
-    sink = tasks.StreamSink(redis_db, "g", clock=lambda: next(clock))
+    sink = tasks.StreamSink(redis_db, "g")
+    assert not sink.should_stop()
     sink.on_draft(0, ["a", None, None])
     sink.on_commit(0, "abc", 3)
     sink.on_commit(1, "de", 2)
+    sink.close()
     sent = events.decode(events.since(redis_db, "g"))
     assert [e["type"] for e in sent] == ["draft", "commit", "stats", "commit", "stats"]
     assert (sent[2]["tokens"], sent[2]["blocks"]) == (3, 1)
-    assert (sent[4]["tokens"], sent[4]["blocks"], sent[4]["tokens_per_s"]) == (5, 2, 5.0)
+    assert (sent[4]["tokens"], sent[4]["blocks"]) == (5, 2) and sent[4]["tokens_per_s"] > 0
+
+
+def test_blocks_stream_while_the_loop_runs_and_a_cancel_is_seen_within_a_few_write_intervals(redis_db):
+    sink = tasks.StreamSink(redis_db, "g")
+    assert not sink.should_stop()  # the first question asks Redis before the model runs
+    for block in range(50):
+        sink.on_commit(block, f"<{block}>", 1)  # far quicker than a screen needs: written in batches
+    deadline = time.monotonic() + 5
+    while len(events.since(redis_db, "g")) < 100 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sent = events.decode(events.since(redis_db, "g"))
+    assert "".join(e["text"] for e in sent if e["type"] == "commit") == "".join(f"<{b}>" for b in range(50))
+    events.cancel(redis_db, "g")
+    while not sink.should_stop() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sink.should_stop()
+    sink.close()
+
+
+def test_a_write_that_fails_in_the_background_is_raised_to_the_decoding_loop(redis_db, monkeypatch):
+    import redis
+
+    sink = tasks.StreamSink(redis_db, "g")
+    assert not sink.should_stop()
+
+    def away(*args, **kwargs):
+        raise redis.ConnectionError("Redis went away")
+
+    monkeypatch.setattr(events, "exchange", away)
+    sink.on_commit(0, "abc", 3)
+    with pytest.raises(redis.ConnectionError, match="went away"):
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            sink.should_stop()
+            time.sleep(0.01)
+    sink.close(write=False)
 
 
 def test_a_request_the_worker_cannot_read_is_reported_not_retried(redis_db, test_backend, handoffs):
