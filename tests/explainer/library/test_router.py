@@ -36,8 +36,8 @@ def test_a_question_finds_its_topic_whichever_language_the_page_is_in(index, que
 
 
 @pytest.mark.parametrize(
-    "question", ["What happens if you fall into a black hole?", "疫苗为什么能预防疾病？",
-                 "How does an electric motor turn electricity into motion?", "飞机为什么能在天上飞？"],
+    "question", ["How does a refrigerator keep food cold?", "疫苗为什么能预防疾病？",
+                 "How do antibiotics kill bacteria?", "为什么会打哈欠？"],
 )
 def test_a_question_on_a_topic_the_library_lacks_falls_under_the_threshold(index, question):
     route = route_question(index, question, "zh" if not question.isascii() else "en")
@@ -47,8 +47,8 @@ def test_a_question_on_a_topic_the_library_lacks_falls_under_the_threshold(index
 
 
 def test_nearest_topics_are_those_sharing_words_with_the_question_best_first(index):
-    route = route_question(index, "How does an electric motor turn electricity into motion?", "en")
-    assert route.nearest and route.nearest[0].slug == "circuits"
+    route = route_question(index, "How does a refrigerator keep food cold?", "en")
+    assert route.nearest and route.nearest[0].slug == "weather-fronts"
     assert route_question(index, "Why do cats purr?", "en").nearest == ()
 
 
@@ -70,9 +70,10 @@ def test_the_held_out_half_keeps_the_figures_docs_benchmarks_quotes():
 
 def test_a_question_set_label_follows_the_library_by_topic_key():
     questions = [q for q in load_question_set() if q.topic == "black-holes"]
-    pages = corpus_records()
-    assert questions and not verdicts(LibraryIndex(pages), questions)[0].inside
-    black_holes = _page("black-holes", "black-holes", "en", "Black holes", ("What is a black hole?",), ("黑洞是什么？",))
+    pages = [p for p in corpus_records() if p.topic != "black-holes"]
+    assert questions and not any(v.inside for v in verdicts(LibraryIndex(pages), questions))
+    black_holes = _page("black-holes", "black-holes", "en", "Black holes and the life of stars",
+                        ("What is a black hole?", "How are stars born?"), ("黑洞是什么？", "恒星是怎样诞生的？"))
     grown = verdicts(LibraryIndex([*pages, black_holes]), questions)
     assert all(v.inside and v.right_topic for v in grown)
 
@@ -107,13 +108,14 @@ def test_a_corpus_page_without_a_topic_field_is_a_topic_of_its_own():
 
 
 def test_a_page_added_at_runtime_is_routed_to_without_rebuilding_from_scratch(index):
-    black_holes = _page("black-holes", "black-holes", "en", "Black holes",
-                        ("What is a black hole?", "How does a black hole form?"), ("黑洞是什么？",), ("black hole",))
-    assert not route_question(index, "What happens if you fall into a black hole?", "en").inside
-    grown = index.with_pages([black_holes])
+    bees = _page("bee-dance", "bee-dance", "en", "The honeybee's waggle dance",
+                 ("How do bees tell each other where flowers are?", "What is the waggle dance?"),
+                 ("蜜蜂怎样告诉同伴花在哪里？",), ("honeybee", "waggle dance"))
+    assert not route_question(index, "What does a honeybee's waggle dance mean?", "en").inside
+    grown = index.with_pages([bees])
     assert len(grown) == len(index) + 1
-    assert route_question(grown, "What happens if you fall into a black hole?", "en").page.slug == "black-holes"
-    assert route_question(grown, "黑洞是怎么形成的？", "zh").page.slug == "black-holes"
+    assert route_question(grown, "What does a honeybee's waggle dance mean?", "en").page.slug == "bee-dance"
+    assert route_question(grown, "蜜蜂是怎样告诉同伴花在哪里的？", "zh").page.slug == "bee-dance"
 
 
 def test_an_empty_library_cannot_be_indexed():
@@ -122,12 +124,12 @@ def test_an_empty_library_cannot_be_indexed():
 
 
 def test_a_library_only_backend_refuses_an_unknown_topic_and_an_open_domain_one_grounds_it(index):
-    unknown = route_question(index, "How does an electric motor turn electricity into motion?", "en")
+    unknown = route_question(index, "How does a refrigerator keep food cold?", "en")
     refused = answer_plan(unknown, open_domain=False)
     assert refused.refuse and refused.topic is None
-    assert refused.event["slug"] is None and refused.event["nearest"][0]["slug"] == "circuits"
+    assert refused.event["slug"] is None and refused.event["nearest"][0]["slug"] == "weather-fronts"
     grounded = answer_plan(unknown, open_domain=True)
-    assert not grounded.refuse and grounded.topic == "circuits" and grounded.lang == "en"
+    assert not grounded.refuse and grounded.topic == "weather-fronts" and grounded.lang == "en"
 
 
 def test_a_library_only_backend_writes_the_other_languages_page_and_says_which(index):

@@ -19,7 +19,7 @@ def refused(**kwargs):
 def test_requested_topics_are_counted_per_class_and_shown_only_to_its_teacher(
     client, teacher, other_teacher, classroom, learner
 ):
-    for question in ("How do vaccines work?", "how do vaccines work", "How does an electric motor spin?"):
+    for question in ("How do vaccines work?", "how do vaccines work", "How does a refrigerator keep food cold?"):
         refused(question=question, learner=learner)
     refused(question="Why do cats purr?")  # outside any class
 
@@ -28,7 +28,7 @@ def test_requested_topics_are_counted_per_class_and_shown_only_to_its_teacher(
     rows = page.split('id="requested-topics"')[1]
     assert "How do vaccines work?" in rows or "how do vaccines work" in rows
     assert '<td class="count">2</td>' in rows and '<td class="count">1</td>' in rows
-    assert "Electric circuits" in rows  # the nearest library page of the motor question
+    assert "Weather fronts: cold and warm" in rows  # the nearest library page of the refrigerator question
     assert "cats purr" not in rows
     everywhere = client.get(reverse("teacher:requested-topics")).content.decode()
     assert "Year 7 science" in everywhere and "cats purr" not in everywhere
