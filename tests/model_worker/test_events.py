@@ -68,13 +68,3 @@ def test_a_viewer_coming_back_lifts_the_orphan_deadline(redis_db):
     events.viewer_join(redis_db, "g", "socket-2")
     assert not events.stop_due(events.flags(redis_db, "g"))
 
-
-def test_a_claimed_generation_without_heartbeat_counts_as_lost(redis_db):
-    assert events.claim(redis_db, "g", 60)
-    assert not events.claim(redis_db, "g", 60)  # a second worker does not take it
-    assert events.worker_lost(events.worker_state(redis_db, "g"))
-    events.heartbeat(redis_db, "g")
-    assert not events.worker_lost(events.worker_state(redis_db, "g"))
-    events.mark_finished(redis_db, "g")
-    redis_db.delete(events.key("g", "alive"))
-    assert not events.worker_lost(events.worker_state(redis_db, "g"))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
-from model_worker import events
+from model_worker import events, lifecycle
 from model_worker.backends.base import PageRequest, PageResult
 from model_worker.worker import tasks
 from model_worker.worker.run import run_page
@@ -39,7 +40,7 @@ def test_backend(monkeypatch):
 
 @pytest.fixture
 def handoffs(monkeypatch) -> list[tuple]:
-    """What the task hands to the qa queue (recorded here: a qa worker from other tests may be consuming it)."""
+    """What the task hands to the finish queue (recorded here: a worker from other tests may be consuming it)."""
     sent = []
     monkeypatch.setattr(tasks.app, "send_task", lambda name, args, queue: sent.append((name, *args, queue)))
     return sent
@@ -83,13 +84,13 @@ def test_a_request_the_worker_cannot_read_is_reported_not_retried(redis_db, test
     assert outcome["error_code"] == "bad_request" and "fr" in outcome["error_message"]
 
 
-def test_the_task_streams_the_page_then_hands_the_outcome_to_the_qa_queue_once(redis_db, test_backend, handoffs):
+def test_the_task_streams_the_page_then_hands_the_outcome_to_the_finish_queue_once(redis_db, test_backend, handoffs):
     request = {"question": "What is sound?", "lang": "en", "previous_page": None, "topic_note": None}
     assert tasks.generate_page("gen-1", request) == "done"
     streamed = events.decode(events.since(redis_db, "gen-1"))
     assert "".join(e["text"] for e in streamed if e["type"] == "commit") == page_for(PageRequest(**request))
     [(name, generation_id, outcome, queue)] = handoffs
-    assert (name, generation_id, queue) == ("explainer.finish_generation", "gen-1", "qa")
+    assert (name, generation_id, queue) == ("explainer.finish_generation", "gen-1", "finish")
     assert outcome["status"] == "done" and outcome["html"] == page_for(PageRequest(**request))
     # A redelivery of the same message does nothing.
     assert tasks.generate_page("gen-1", request) == "skipped"
@@ -123,3 +124,38 @@ def test_the_gpu_worker_modules_load_without_django_or_the_web_app():
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "explainer.settings.dev"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_redelivery_while_the_dead_workers_claim_holds_waits_for_it_to_lapse(redis_db, test_backend, handoffs):
+    from celery.exceptions import Retry
+
+    events.append(redis_db, "gen-5", "queued", position=0)
+    lifecycle.claim(redis_db, "gen-5", "a-worker-that-died")
+    with pytest.raises(Retry):
+        tasks.generate_page("gen-5", {"question": "What is sound?"})
+    assert not handoffs
+
+
+def test_a_redelivery_after_the_claim_lapsed_writes_the_page_again_from_the_start(redis_db, test_backend, handoffs):
+    lifecycle.claim(redis_db, "gen-6", "a-worker-that-died", ttl_s=1)
+    events.append(redis_db, "gen-6", "commit", block=0, text="<!doc")
+    time.sleep(1.2)
+    assert tasks.generate_page("gen-6", {"question": "What is sound?"}) == "done"
+    streamed = events.decode(events.since(redis_db, "gen-6"))
+    retry = next(e for e in streamed if e["type"] == "retry")
+    assert (retry["attempt"], retry["code"]) == (2, "worker_lost") and retry["message"]
+    after = streamed[streamed.index(retry) + 1:]
+    assert "".join(e["text"] for e in after if e["type"] == "commit") == page_for(PageRequest(question="What is sound?"))
+    [(_, _, outcome, _)] = handoffs
+    assert outcome["status"] == "done"
+
+
+def test_a_page_that_already_cost_two_workers_fails_with_worker_lost_instead_of_running(redis_db, test_backend,
+                                                                                      handoffs):
+    for _ in range(lifecycle.MAX_ATTEMPTS):
+        lifecycle.claim(redis_db, "gen-7", "died", ttl_s=1)
+        lifecycle.release(redis_db, "gen-7", "died")
+    assert tasks.generate_page("gen-7", {"question": "What is sound?"}) == "failed"
+    [(_, _, outcome, _)] = handoffs
+    assert outcome["error_code"] == "worker_lost" and "stopped 2 times" in outcome["error_message"]
+    assert not [e for e in events.decode(events.since(redis_db, "gen-7")) if e["type"] == "draft"]

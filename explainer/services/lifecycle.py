@@ -1,0 +1,95 @@
+"""The reaper: no generation is lost or stuck. Run every `REAPER_INTERVAL_S` by Celery beat (task
+`explainer.reap_generations` on the `finish` worker), it looks at every generation the database still
+calls active and, from what Redis says about it (`model_worker.lifecycle`):
+
+- its worker died (the claim expired and nobody took it again within `LOST_AFTER_S`): sends the task
+  again once, else fails it with `worker_lost`;
+- its task is gone (no ticket, never claimed: Redis lost the queue, say in an outage without
+  persistence): sends it again once, else fails it with `unavailable`;
+- it finished but the `finish` task never recorded it (`REAPER_FINISH_AFTER_S`): records the outcome
+  the worker left in Redis.
+
+Each of these tells the learner through the generation's events (`queued` again, or `error`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from explainer.models import Generation
+from explainer.selectors.generation import ACTIVE, generation_queue_position
+from explainer.services.generation import UNAVAILABLE, generation_finish, generation_send
+from explainer.services.streams import event_append, redis_client
+from model_worker import lifecycle
+from model_worker.backends.base import PageOutcome
+
+log = logging.getLogger(__name__)
+
+LOCK_KEY = "explainer:reaper:lock"
+MAX_REQUEUES = 1
+WORKER_LOST = "The model worker stopped while writing this page. Please try again."
+QUEUE_LOST = "Your question was lost from the queue while the server restarted. " + UNAVAILABLE
+
+
+def reap_verdict(state: lifecycle.State, now: float) -> str:
+    """What to do with an active generation: `wait`, `record`, `requeue`, `fail_lost` or `fail_gone`."""
+    if state.finished:
+        if state.outcome is not None and now - (state.finished_at or 0) > settings.REAPER_FINISH_AFTER_S:
+            return "record"
+        return "wait"
+    if state.running or state.ticket is not None:
+        return "wait"  # a worker holds it, or its task is on the queue
+    if state.attempts == 0:  # never claimed, and no ticket: the task is gone
+        return "requeue" if state.requeued < MAX_REQUEUES else "fail_gone"
+    if state.beat is not None and now - state.beat <= lifecycle.LOST_AFTER_S:
+        return "wait"  # its claim just expired: a redelivery may take it any moment
+    if state.attempts < lifecycle.MAX_ATTEMPTS and state.requeued < MAX_REQUEUES:
+        return "requeue"
+    return "fail_lost"
+
+
+def generations_reap(*, now: float | None = None, limit: int = 500) -> dict[str, str]:
+    """One pass over the active generations older than `REAPER_GRACE_S`; returns {id: verdict} for
+    those acted upon. Passes never overlap (a Redis lock)."""
+    r = redis_client()
+    if not r.set(LOCK_KEY, 1, nx=True, ex=60):
+        return {}
+    try:
+        now = time.time() if now is None else now
+        cutoff = timezone.now() - timedelta(seconds=settings.REAPER_GRACE_S)
+        active = list(Generation.objects.filter(status__in=ACTIVE, created_at__lt=cutoff)
+                      .order_by("created_at").values_list("pk", flat=True)[:limit])
+        acted = {}
+        for generation_id in map(str, active):
+            verdict = reap_verdict(lifecycle.State.of(lifecycle.state(r, generation_id)), now)
+            if verdict != "wait":
+                _act(r, generation_id, verdict)
+                acted[generation_id] = verdict
+        return acted
+    finally:
+        r.delete(LOCK_KEY)
+
+
+def _act(r, generation_id: str, verdict: str) -> None:
+    log.warning("reaper: generation %s: %s", generation_id, verdict)
+    if verdict == "record":
+        state = lifecycle.State.of(lifecycle.state(r, generation_id))
+        generation_finish(generation_id=generation_id, outcome=PageOutcome.from_dict(state.outcome))
+        return
+    request = lifecycle.kept_request(r, generation_id)
+    if verdict == "requeue" and request is not None:
+        lifecycle.count_requeue(r, generation_id, settings.GENERATION_STREAM_TTL_S)
+        generation = Generation.objects.get(pk=generation_id)
+        event_append(generation_id=generation_id, type="queued", thread=str(generation.thread_id),
+                     position=generation_queue_position(generation=generation), requeued=True)
+        generation_send(generation_id, request)
+        return
+    lost = verdict == "fail_lost" or (verdict == "requeue" and lifecycle.State.of(
+        lifecycle.state(r, generation_id)).attempts > 0)
+    code, message = ("worker_lost", WORKER_LOST) if lost else ("unavailable", QUEUE_LOST)
+    generation_finish(generation_id=generation_id, outcome=PageOutcome.failed(code, message))
