@@ -66,30 +66,30 @@ def generations_reap(*, now: float | None = None, limit: int = 500) -> dict[str,
                       .order_by("created_at").values_list("pk", flat=True)[:limit])
         acted = {}
         for generation_id in map(str, active):
-            verdict = reap_verdict(lifecycle.State.of(lifecycle.state(r, generation_id)), now)
+            state = lifecycle.State.of(lifecycle.state(r, generation_id))
+            verdict = reap_verdict(state, now)
             if verdict != "wait":
-                _act(r, generation_id, verdict)
-                acted[generation_id] = verdict
+                acted[generation_id] = _act(r, generation_id, verdict, state)
         return acted
     finally:
         r.delete(LOCK_KEY)
 
 
-def _act(r, generation_id: str, verdict: str) -> None:
+def _act(r, generation_id: str, verdict: str, state: lifecycle.State) -> str:
+    """Carry the verdict out; returns what was done (a resend without a kept request becomes a failure)."""
+    request = lifecycle.kept_request(r, generation_id) if verdict == "requeue" else None
+    if verdict == "requeue" and request is None:
+        verdict = "fail_lost" if state.attempts else "fail_gone"
     log.warning("reaper: generation %s: %s", generation_id, verdict)
     if verdict == "record":
-        state = lifecycle.State.of(lifecycle.state(r, generation_id))
         generation_finish(generation_id=generation_id, outcome=PageOutcome.from_dict(state.outcome))
-        return
-    request = lifecycle.kept_request(r, generation_id)
-    if verdict == "requeue" and request is not None:
+    elif verdict == "requeue":
         lifecycle.count_requeue(r, generation_id, settings.GENERATION_STREAM_TTL_S)
         generation = Generation.objects.get(pk=generation_id)
         event_append(generation_id=generation_id, type="queued", thread=str(generation.thread_id),
                      position=generation_queue_position(generation=generation), requeued=True)
         generation_send(generation_id, request)
-        return
-    lost = verdict == "fail_lost" or (verdict == "requeue" and lifecycle.State.of(
-        lifecycle.state(r, generation_id)).attempts > 0)
-    code, message = ("worker_lost", WORKER_LOST) if lost else ("unavailable", QUEUE_LOST)
-    generation_finish(generation_id=generation_id, outcome=PageOutcome.failed(code, message))
+    else:
+        code, message = ("worker_lost", WORKER_LOST) if verdict == "fail_lost" else ("unavailable", QUEUE_LOST)
+        generation_finish(generation_id=generation_id, outcome=PageOutcome.failed(code, message))
+    return verdict

@@ -78,7 +78,7 @@ def channel_layers(redis_url: str) -> dict:
     # redis-py 8 times socket reads out after 5 s by default, which cuts the channel layer's own
     # blocking BZPOPMIN (also 5 s) short; allow longer so an idle socket is not torn down.
     host = {"address": redis_url, "socket_timeout": 30, **async_options()}
-    return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host]}}}
+    return {"default": {"BACKEND": "explainer.channel_layer.OutageTolerantRedisChannelLayer", "CONFIG": {"hosts": [host]}}}
 
 
 CHANNEL_LAYERS = channel_layers(REDIS_URL)
