@@ -91,6 +91,12 @@ def refresh(r, generation_id: str, token: str, ttl_s: int = CLAIM_TTL_S, keep_s:
                   repr(time.time()), keep_s)
 
 
+def claim_left_s(r, generation_id: str) -> float:
+    """Seconds until the current claim lapses (0 when there is none, or it never lapses)."""
+    left_ms = r.pttl(key(generation_id, "claim"))
+    return max(left_ms, 0) / 1000
+
+
 def release(r, generation_id: str, token: str):
     """Give the claim up (so a retry may take it at once), if this worker still holds it."""
     return r.eval(_RELEASE, 1, key(generation_id, "claim"), token)

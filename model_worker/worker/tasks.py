@@ -30,8 +30,8 @@ log = logging.getLogger(__name__)
 
 SOFT_TIME_LIMIT_S = int(os.environ.get("GENERATION_SOFT_LIMIT_S", "600"))
 HARD_TIME_LIMIT_S = SOFT_TIME_LIMIT_S + 30
-# A delivery that finds the claim held (the previous worker's, until it expires) tries again this often.
-HELD_RETRY_S = lifecycle.CLAIM_TTL_S // 2 + 1
+# A delivery that finds the claim held (the previous worker's, until it lapses) tries again just after
+# it lapses, this many times at most.
 HELD_RETRIES = 4
 WORKER_LOST = "The model worker stopped while writing this page."
 
@@ -140,7 +140,8 @@ def generate_page(self, generation_id: str, request: dict, stream_maxlen: int = 
     if attempt == lifecycle.HELD:
         # Most often the claim of a worker that died, not yet expired: try again once it has.
         if self.request.retries < HELD_RETRIES:
-            raise self.retry(countdown=HELD_RETRY_S, max_retries=HELD_RETRIES)
+            countdown = min(lifecycle.claim_left_s(r, generation_id), lifecycle.CLAIM_TTL_S) + 0.5
+            raise self.retry(countdown=countdown, max_retries=HELD_RETRIES)
         log.info("generation %s skipped: another worker holds it", generation_id)
         return "skipped"
     limits = {"maxlen": stream_maxlen, "ttl_s": stream_ttl_s}
