@@ -55,3 +55,16 @@ async def test_a_gpu_worker_killed_mid_page_delivers_the_page_and_tells_the_lear
 
     page = page_for(PageRequest(question="[[slow]] Why is the sky blue?", topic="sky-blue"))
     assert "".join(e["text"] for e in after if e["type"] == "commit") == page
+
+
+async def test_done_arrives_while_the_render_check_worker_is_busy(connect, celery_workers):
+    gpu, finish, qa = celery_workers.procs
+    os.kill(qa.pid, signal.SIGSTOP)  # the qa worker takes nothing, as when both slots run long checks
+    try:
+        ws = await connect()
+        await ws.send_json_to({"type": "ask", "question": "How do tides work?"})
+        while (event := await ws.receive_json_from(timeout=TIMEOUT))["type"] not in ("done", "error"):
+            pass
+        assert event["type"] == "done", event
+    finally:
+        os.kill(qa.pid, signal.SIGCONT)
