@@ -12,6 +12,7 @@ generations nobody will finish. Keys, for generation `<id>` (beside those of `mo
     explainer:gen:<id>:outcome   the `PageOutcome` as JSON, kept until the web side recorded it
     explainer:gen:<id>:requeued  how many times the reaper sent the task again
     explainer:gen:<id>:request   the task's request, for sending it again
+    explainer:gen:<id>:told      the last attempt whose lost worker the learner was told about
 
 Each helper is one Redis call, so it serves `redis.Redis` and (awaited) `redis.asyncio.Redis`.
 """
@@ -126,7 +127,12 @@ def count_requeue(r, generation_id: str, ttl_s: int = DEFAULT_TTL_S):
     return pipe.execute()
 
 
-STATE_KEYS = ("ticket", "claim", "attempts", "beat", "outcome", "requeued")
+def note_told(r, generation_id: str, attempt: int, ttl_s: int = DEFAULT_TTL_S):
+    """Record that the learner heard attempt `attempt` was lost (so they hear it once)."""
+    return r.set(key(generation_id, "told"), attempt, ex=ttl_s)
+
+
+STATE_KEYS = ("ticket", "claim", "attempts", "beat", "outcome", "requeued", "told")
 
 
 def state(r, generation_id: str):
@@ -143,17 +149,18 @@ class State:
     outcome: dict | None  # the outcome the worker reported, once finished
     finished_at: float | None
     requeued: int
+    told: int  # the last attempt whose loss the learner heard about
 
     @classmethod
     def of(cls, values) -> State:
-        ticket_, claim_, attempts, beat, outcome, requeued = (
+        ticket_, claim_, attempts, beat, outcome, requeued, told = (
             v.decode() if isinstance(v, bytes) else v for v in values
         )
         finished = json.loads(outcome) if outcome else {}
         return cls(
             ticket=float(ticket_) if ticket_ else None, claim=claim_, attempts=int(attempts or 0),
             beat=float(beat) if beat else None, outcome=finished.get("outcome"), finished_at=finished.get("at"),
-            requeued=int(requeued or 0),
+            requeued=int(requeued or 0), told=int(told or 0),
         )
 
     @property

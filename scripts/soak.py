@@ -163,7 +163,7 @@ class Ask:
     first_block_s: float | None = None
     done_s: float | None = None
     error: tuple[str, str] | None = None
-    retried: float | None = None  # when a `retry` (the page written again) arrived
+    retried: float | None = None  # when the learner heard the worker was lost (`queued` again, or `retry`)
 
 
 @dataclass
@@ -242,7 +242,7 @@ def _on_event(ask: Ask, event: dict, on_block) -> None:
         ask.first_block_s = now
         if on_block:
             on_block(ask)
-    elif kind == "retry" and ask.retried is None:
+    elif ask.retried is None and (kind == "retry" or (kind == "queued" and event.get("code") == "worker_lost")):
         ask.retried = time.monotonic()
     elif kind == "done":
         ask.done_s = now

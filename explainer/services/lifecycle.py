@@ -2,8 +2,9 @@
 `explainer.reap_generations` on the `finish` worker), it looks at every generation the database still
 calls active and, from what Redis says about it (`model_worker.lifecycle`):
 
-- its worker died (the claim expired and nobody took it again within `LOST_AFTER_S`): sends the task
-  again once, else fails it with `worker_lost`;
+- its worker died: as soon as the claim has lapsed, tells the learner the page is queued again (Celery
+  redelivers the task); if nobody takes it within `LOST_AFTER_S`, sends the task again once, else
+  fails it with `worker_lost`;
 - its task is gone (no ticket, never claimed: Redis lost the queue, say in an outage without
   persistence): sends it again once, else fails it with `unavailable`;
 - it finished but the `finish` task never recorded it (`REAPER_FINISH_AFTER_S`): records the outcome
@@ -33,11 +34,12 @@ log = logging.getLogger(__name__)
 LOCK_KEY = "explainer:reaper:lock"
 MAX_REQUEUES = 1
 WORKER_LOST = "The model worker stopped while writing this page. Please try again."
+REQUEUED = "The model worker stopped while writing this page; it will be written again."
 QUEUE_LOST = "Your question was lost from the queue while the server restarted. " + UNAVAILABLE
 
 
 def reap_verdict(state: lifecycle.State, now: float) -> str:
-    """What to do with an active generation: `wait`, `record`, `requeue`, `fail_lost` or `fail_gone`."""
+    """What to do with an active generation: `wait`, `tell`, `record`, `requeue`, `fail_lost` or `fail_gone`."""
     if state.finished:
         if state.outcome is not None and now - (state.finished_at or 0) > settings.REAPER_FINISH_AFTER_S:
             return "record"
@@ -47,7 +49,8 @@ def reap_verdict(state: lifecycle.State, now: float) -> str:
     if state.attempts == 0:  # never claimed, and no ticket: the task is gone
         return "requeue" if state.requeued < MAX_REQUEUES else "fail_gone"
     if state.beat is not None and now - state.beat <= lifecycle.LOST_AFTER_S:
-        return "wait"  # its claim just expired: a redelivery may take it any moment
+        # Its claim just lapsed: a redelivery may take it any moment; meanwhile the learner hears why.
+        return "tell" if state.told < state.attempts else "wait"
     if state.attempts < lifecycle.MAX_ATTEMPTS and state.requeued < MAX_REQUEUES:
         return "requeue"
     return "fail_lost"
@@ -83,12 +86,19 @@ def _act(r, generation_id: str, verdict: str, state: lifecycle.State) -> str:
     log.warning("reaper: generation %s: %s", generation_id, verdict)
     if verdict == "record":
         generation_finish(generation_id=generation_id, outcome=PageOutcome.from_dict(state.outcome))
-    elif verdict == "requeue":
-        lifecycle.count_requeue(r, generation_id, settings.GENERATION_STREAM_TTL_S)
+    elif verdict in ("tell", "requeue"):
+        if verdict == "requeue":
+            lifecycle.count_requeue(r, generation_id, settings.GENERATION_STREAM_TTL_S)
+        if state.attempts and state.told < state.attempts:
+            lifecycle.note_told(r, generation_id, state.attempts, settings.GENERATION_STREAM_TTL_S)
+            lost = {"code": "worker_lost", "message": REQUEUED}
+        else:
+            lost = {}
         generation = Generation.objects.get(pk=generation_id)
         event_append(generation_id=generation_id, type="queued", thread=str(generation.thread_id),
-                     position=generation_queue_position(generation=generation), requeued=True)
-        generation_send(generation_id, request)
+                     position=generation_queue_position(generation=generation), requeued=True, **lost)
+        if verdict == "requeue":
+            generation_send(generation_id, request)
     else:
         code, message = ("worker_lost", WORKER_LOST) if verdict == "fail_lost" else ("unavailable", QUEUE_LOST)
         generation_finish(generation_id=generation_id, outcome=PageOutcome.failed(code, message))

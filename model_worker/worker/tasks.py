@@ -161,7 +161,10 @@ def generate_page(self, generation_id: str, request: dict, stream_maxlen: int = 
                 else:
                     outcome = _outcome_or_error(generation_id, request, sink)
     except BaseException:
-        lifecycle.release(r, generation_id, token)  # a retry, or a redelivery after a crash, may take it again
+        try:  # a retry, or a redelivery after a crash, may take it again at once
+            lifecycle.release(r, generation_id, token)
+        except redis.RedisError:  # Redis away: the claim lapses by itself within CLAIM_TTL_S
+            log.warning("could not release the claim on %s", generation_id)
         raise
     if held.lost:
         log.warning("generation %s: claim lost mid-page; leaving it to the worker that holds it", generation_id)

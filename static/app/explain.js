@@ -77,7 +77,8 @@ const handlers = {
     app.dataset.thread = e.thread;
     history.replaceState(null, "", `/t/${e.thread}/`);
     // Sent again as the queue moves (and when a question is sent to the model again after an outage).
-    $("status").textContent = e.position > 0 ? `Waiting for the model: ${e.position} ahead of you…` : "Starting…";
+    const waiting = e.position > 0 ? `Waiting for the model: ${e.position} ahead of you…` : "Starting…";
+    $("status").textContent = e.message ? `${e.message} ${waiting}` : waiting;
   },
   retry(e) {
     // The worker writing this page stopped; another writes it again from the start.

@@ -46,10 +46,11 @@ def died_mid_page(redis_db, generation_id: str, attempts: int) -> None:
 
 def test_a_generation_whose_worker_died_is_sent_again_once_and_the_learner_hears_it(redis_db, session_key):
     gid = old_generation(session_key)
-    died_mid_page(redis_db, gid, attempts=1)
+    died_mid_page(redis_db, gid, attempts=1)  # and no redelivery took it within LOST_AFTER_S
     assert generations_reap() == {gid: "requeue"}
     [queued] = stream(redis_db, gid)
-    assert (queued["type"], queued["requeued"], queued["position"]) == ("queued", True, 0)
+    assert (queued["type"], queued["requeued"], queued["position"], queued["code"]) == ("queued", True, 0,
+                                                                                      "worker_lost")
     assert len(gpu_tasks(redis_db)) == 1 and gid in gpu_tasks(redis_db)[0]
     assert Generation.objects.get(pk=gid).status == Generation.Status.QUEUED
 
@@ -95,11 +96,21 @@ def test_a_finished_page_whose_finish_task_was_lost_is_recorded_from_redis(redis
 
 
 def test_generations_held_waiting_or_just_asked_are_left_alone(redis_db, session_key):
-    running, waiting, lapsed = (old_generation(session_key) for _ in range(3))
+    running, waiting = (old_generation(session_key) for _ in range(2))
     young = old_generation(session_key, seconds_ago=0)
     lifecycle.claim(redis_db, running, "alive")
     lifecycle.ticket(redis_db, waiting)
-    died_mid_page(redis_db, lapsed, attempts=1)
-    redis_db.set(events.key(lapsed, "beat"), repr(time.time()))  # lapsed a moment ago: a redelivery may take it
     assert generations_reap() == {}
-    assert all(not stream(redis_db, g) for g in (running, waiting, lapsed, young))
+    assert all(not stream(redis_db, g) for g in (running, waiting, young))
+
+
+def test_the_learner_hears_at_once_that_a_dead_workers_page_is_queued_again(redis_db, session_key):
+    gid = old_generation(session_key)
+    died_mid_page(redis_db, gid, attempts=1)
+    redis_db.set(events.key(gid, "beat"), repr(time.time()))  # lapsed a moment ago: Celery redelivers it
+    assert generations_reap() == {gid: "tell"}
+    assert generations_reap() == {}  # told once
+    [queued] = stream(redis_db, gid)
+    assert (queued["type"], queued["requeued"], queued["code"]) == ("queued", True, "worker_lost")
+    assert "written again" in queued["message"]
+    assert not gpu_tasks(redis_db)  # the redelivery is Celery's; the reaper sends nothing yet
