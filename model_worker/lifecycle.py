@@ -92,6 +92,34 @@ def refresh(r, generation_id: str, token: str, ttl_s: int = CLAIM_TTL_S, keep_s:
                   repr(time.time()), keep_s)
 
 
+# Take over a claim whose holder is known dead (its process on this host is gone), without waiting for
+# the claim to lapse; only if it is still that holder's.
+_TAKE_OVER = """
+if redis.call('GET', KEYS[1]) ~= 'running:' .. ARGV[5] then return 0 end
+redis.call('SET', KEYS[1], 'running:' .. ARGV[1], 'EX', ARGV[2])
+local n = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+redis.call('DEL', KEYS[3])
+redis.call('SET', KEYS[4], ARGV[3], 'EX', ARGV[4])
+return n
+"""
+
+
+def take_over(r, generation_id: str, token: str, dead: str, ttl_s: int = CLAIM_TTL_S,
+              keep_s: int = DEFAULT_TTL_S):
+    """Take the claim from the dead holder `dead`: the attempt number, or 0 if it no longer holds it."""
+    return r.eval(_TAKE_OVER, 4, key(generation_id, "claim"), key(generation_id, "attempts"),
+                  key(generation_id, "ticket"), key(generation_id, "beat"), token, ttl_s, repr(time.time()), keep_s,
+                  dead)
+
+
+def holder(r, generation_id: str) -> str | None:
+    """The token of the worker holding the claim, if one does."""
+    value = r.get(key(generation_id, "claim"))
+    value = value.decode() if isinstance(value, bytes) else value
+    return value.removeprefix("running:") if value and value.startswith("running:") else None
+
+
 def claim_left_s(r, generation_id: str) -> float:
     """Seconds until the current claim lapses (0 when there is none, or it never lapses)."""
     left_ms = r.pttl(key(generation_id, "claim"))

@@ -238,12 +238,12 @@ def _on_event(ask: Ask, event: dict, on_block) -> None:
     kind, now = event["type"], time.monotonic() - ask.sent
     if kind == "queued":
         ask.generation = event["generation"]
-    elif kind == "commit" and ask.first_block_s is None:
+    if ask.retried is None and (kind == "retry" or (kind == "queued" and event.get("code") == "worker_lost")):
+        ask.retried = time.monotonic()
+    if kind == "commit" and ask.first_block_s is None:
         ask.first_block_s = now
         if on_block:
             on_block(ask)
-    elif ask.retried is None and (kind == "retry" or (kind == "queued" and event.get("code") == "worker_lost")):
-        ask.retried = time.monotonic()
     elif kind == "done":
         ask.done_s = now
     elif kind == "error":
@@ -370,19 +370,26 @@ def print_table(rows: list[dict]) -> None:
         print("| " + " | ".join(str(row[c]) for c in columns) + " |")
 
 
-async def main_async(stack: Stack, quick: bool) -> list[Result]:
+SCENARIOS = ["load-8", "load-16", "worker-kill", "redis-restart", "bad-messages", "join-brute-force"]
+
+
+async def main_async(stack: Stack, quick: bool, only: list[str]) -> list[Result]:
     per_learner = 1 if quick else 2
-    results = [await load(stack, 8, per_learner), await load(stack, 16, per_learner)]
-    results.append(await worker_kill(stack, 2 if quick else 3))
-    results.append(await redis_restart(stack, 2 if quick else 3))
-    results.append(await bad_messages(stack, 100 if quick else 300))
-    results.append(await join_brute_force(stack, 20 if quick else 40))
-    return results
+    runs = {
+        "load-8": lambda: load(stack, 8, per_learner),
+        "load-16": lambda: load(stack, 16, per_learner),
+        "worker-kill": lambda: worker_kill(stack, 2 if quick else 3),
+        "redis-restart": lambda: redis_restart(stack, 2 if quick else 3),
+        "bad-messages": lambda: bad_messages(stack, 100 if quick else 300),
+        "join-brute-force": lambda: join_brute_force(stack, 20 if quick else 40),
+    }
+    return [await runs[name]() for name in SCENARIOS if not only or name in only]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one question per learner, smaller fault scenarios")
+    parser.add_argument("--only", action="append", choices=SCENARIOS, default=[], help="run only this scenario")
     parser.add_argument("--keep-log", action="store_true", help="print runall's log at the end")
     args = parser.parse_args()
     if shutil.which("redis-server") is None:
@@ -393,7 +400,7 @@ def main() -> int:
     try:
         stack.start()
         print(f"stack up in {time.monotonic() - started:.0f} s at {stack.url}", flush=True)
-        results = asyncio.run(main_async(stack, args.quick))
+        results = asyncio.run(main_async(stack, args.quick, args.only))
         if args.keep_log:
             print(stack.log.read_text(errors="replace")[-20000:])
     finally:

@@ -115,6 +115,22 @@ def _token() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def _dead_holder(r, generation_id: str) -> str | None:
+    """The holder's token when it names a process on this host that no longer exists."""
+    token = lifecycle.holder(r, generation_id)
+    host, _, rest = (token or "").partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return token
+    except PermissionError:  # alive, someone else's
+        return None
+    return None
+
+
 # Routed to queue `gpu` by task_routes (queue= on the task is deprecated in Celery 5).
 @app.task(
     name="model_worker.generate_page",
@@ -134,6 +150,10 @@ def generate_page(self, generation_id: str, request: dict, stream_maxlen: int = 
     r = redis_client()
     token = _token()
     attempt = lifecycle.claim(r, generation_id, token, keep_s=stream_ttl_s)
+    if attempt == lifecycle.HELD and (dead := _dead_holder(r, generation_id)):
+        # The previous holder was a process on this host that is gone (a child killed mid-page):
+        # no need to wait for its claim to lapse.
+        attempt = lifecycle.take_over(r, generation_id, token, dead, keep_s=stream_ttl_s) or lifecycle.HELD
     if attempt == lifecycle.FINISHED:
         log.info("generation %s skipped: it already finished", generation_id)
         return "skipped"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -159,3 +160,21 @@ def test_a_page_that_already_cost_two_workers_fails_with_worker_lost_instead_of_
     [(_, _, outcome, _)] = handoffs
     assert outcome["error_code"] == "worker_lost" and "stopped 2 times" in outcome["error_message"]
     assert not [e for e in events.decode(events.since(redis_db, "gen-7")) if e["type"] == "draft"]
+
+
+def test_a_redelivery_takes_over_at_once_from_a_worker_process_on_this_host_that_is_gone(redis_db, test_backend,
+                                                                                          handoffs):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that no longer runs, as a killed child's
+    lifecycle.claim(redis_db, "gen-8", f"{socket.gethostname()}:{gone.pid}:abcd")
+    assert tasks.generate_page("gen-8", {"question": "What is sound?"}) == "done"
+    retry = next(e for e in events.decode(events.since(redis_db, "gen-8")) if e["type"] == "retry")
+    assert retry["attempt"] == 2
+
+
+def test_a_claim_held_by_a_live_process_is_not_taken_over(redis_db, test_backend, handoffs):
+    from celery.exceptions import Retry
+
+    lifecycle.claim(redis_db, "gen-9", f"{socket.gethostname()}:1:abcd")  # pid 1 always runs
+    with pytest.raises(Retry):
+        tasks.generate_page("gen-9", {"question": "What is sound?"})
