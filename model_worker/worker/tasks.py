@@ -116,12 +116,16 @@ def _token() -> str:
 
 
 def _dead_holder(r, generation_id: str) -> str | None:
-    """The holder's token when it names a process on this host that no longer exists."""
+    """The holder's token when it names a process on this host that no longer exists, or an earlier
+    attempt of this very process (one that ended without letting go, say while Redis was away: a
+    worker process runs one task at a time, so it has ended)."""
     token = lifecycle.holder(r, generation_id)
     host, _, rest = (token or "").partition(":")
     pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+    if host != socket.gethostname() or not pid.isdigit():
         return None
+    if int(pid) == os.getpid():
+        return token
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -178,3 +179,8 @@ def test_a_claim_held_by_a_live_process_is_not_taken_over(redis_db, test_backend
     lifecycle.claim(redis_db, "gen-9", f"{socket.gethostname()}:1:abcd")  # pid 1 always runs
     with pytest.raises(Retry):
         tasks.generate_page("gen-9", {"question": "What is sound?"})
+
+
+def test_a_retry_in_the_same_process_takes_back_the_claim_it_could_not_release(redis_db, test_backend, handoffs):
+    lifecycle.claim(redis_db, "gen-10", f"{socket.gethostname()}:{os.getpid()}:old")  # Redis was away at release
+    assert tasks.generate_page("gen-10", {"question": "What is sound?"}) == "done"
