@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 export DJANGO_SETTINGS_MODULE ?= explainer.settings.dev
 
-.PHONY: run test lint bench setup venv system vendor migrate redis demo-data train clean
+.PHONY: run test lint bench soak setup venv system vendor migrate redis demo-data train clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ test: setup
 
 lint: venv
 	$(VENV)/bin/ruff check explainer model_worker tests scripts
+
+# Load and faults on loopback (docs/reliability.md): a few minutes; SOAK_ARGS=--quick for fewer questions.
+soak: setup
+	$(PY) scripts/soak.py $(SOAK_ARGS)
 
 bench: venv
 	$(PY) -m model_worker.lab.bench

@@ -7,6 +7,7 @@ import json
 import logging
 import uuid
 
+import redis
 import redis.asyncio as aioredis
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -15,21 +16,25 @@ from django.conf import settings
 from explainer.selectors.classes import learner_from_session
 from explainer.selectors.generation import generation_for_session
 from explainer.services.generation import (
+    UNAVAILABLE,
     GenerationRejected,
     generation_cancel,
     generation_create,
-    generation_finish,
 )
 from explainer.services.rate_limits import Client, session_client_id
 from explainer.services.review import class_group, thread_group
 from model_worker import events
-from model_worker.backends.base import PageOutcome
+from model_worker.redis_options import async_options
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 READ_BLOCK_MS = 2000
 QA_WAIT_S = 180  # after `done`, how long a socket waits for the render check's `qa`
+# While Redis is away, a live view keeps trying to read on (backing off up to 5 s) this long.
+OUTAGE_WAIT_S = 120
+# Redis not answering (or answering on a dead connection): the learner hears `unavailable`.
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, OSError)
 
 
 class ExplainConsumer(AsyncWebsocketConsumer):
@@ -37,7 +42,8 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         self.watchers: dict[str, asyncio.Task] = {}
         self.groups_joined: set[str] = set()
         # Reads block for READ_BLOCK_MS; the socket timeout must outlast them.
-        self.redis = aioredis.Redis.from_url(settings.REDIS_URL, socket_timeout=READ_BLOCK_MS / 1000 + 10)
+        self.redis = aioredis.Redis.from_url(settings.REDIS_URL, socket_timeout=READ_BLOCK_MS / 1000 + 10,
+                                             **async_options())
         self.session_key, self.learner, client_id = await _session_identity(self.scope)
         self.client = Client(session_key=self.session_key, client_id=client_id, ip=(self.scope.get("client") or [None])[0])
         await self.accept()
@@ -69,6 +75,10 @@ class ExplainConsumer(AsyncWebsocketConsumer):
             await handler(self, message)
         except FieldError as exc:
             await self.send_error(exc.code, str(exc), request=message["type"])
+        except REDIS_DOWN as exc:  # the socket stays open; the client may try again in a moment
+            log.warning("Redis did not answer a %r: %s", message["type"], exc)
+            await self.send_error("unavailable", UNAVAILABLE, request=message["type"],
+                                  **_generation_field(message))
 
     # Client messages, one handler each.
 
@@ -146,8 +156,13 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         return generation
 
     async def _join(self, group: str):
+        """Listen to a group (teacher actions); without Redis the socket works on without them."""
         if group not in self.groups_joined:
-            await self.channel_layer.group_add(group, self.channel_name)
+            try:
+                await self.channel_layer.group_add(group, self.channel_name)
+            except REDIS_DOWN as exc:
+                log.warning("could not join %s: %s", group, exc)
+                return
             self.groups_joined.add(group)
 
     def _watch(self, generation_id: str, *, after: int):
@@ -155,16 +170,33 @@ class ExplainConsumer(AsyncWebsocketConsumer):
             self.watchers[generation_id] = asyncio.create_task(self._forward(generation_id, after))
 
     async def _forward(self, generation_id: str, after: int):
-        """Send the stream's events after `after` as they arrive, until the generation's last event."""
-        await events.viewer_join(self.redis, generation_id, self.channel_name)
+        """Send the stream's events after `after` as they arrive, until the generation's last event.
+
+        The reaper (not this socket) decides when a worker is lost; its `error` arrives here as an
+        event. While Redis is away the view waits and reads on from `after` once it is back."""
         loop = asyncio.get_running_loop()
         qa_deadline = None
+        joined = False
+        outage_since = None
+        backoff = 0.25
         try:
             while qa_deadline is None or loop.time() < qa_deadline:
-                reply = await events.read(self.redis, generation_id, after, READ_BLOCK_MS)
+                try:
+                    if not joined:
+                        await events.viewer_join(self.redis, generation_id, self.channel_name)
+                        joined = True
+                    reply = await events.read(self.redis, generation_id, after, READ_BLOCK_MS)
+                except REDIS_DOWN as exc:
+                    outage_since = outage_since or loop.time()
+                    if loop.time() - outage_since > OUTAGE_WAIT_S:
+                        raise
+                    log.warning("stream of generation %s: Redis away (%s); retrying in %.1f s", generation_id,
+                                exc, backoff)
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 5.0)
+                    continue
+                outage_since, backoff = None, 0.25
                 if not reply:
-                    if qa_deadline is None and events.worker_lost(await events.worker_state(self.redis, generation_id)):
-                        await _generation_lost(generation_id)
                     continue
                 for event in events.decode(reply[0][1]):
                     after = event["id"]
@@ -184,10 +216,11 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         finally:
             if self.watchers.get(generation_id) is asyncio.current_task():
                 del self.watchers[generation_id]
-            try:
-                await events.viewer_leave(self.redis, generation_id, self.channel_name, settings.ORPHAN_GRACE_S)
-            except Exception:  # the worker then runs on; it still stops at its time limit
-                log.exception("could not record that a viewer of %s left", generation_id)
+            if joined:
+                try:
+                    await events.viewer_leave(self.redis, generation_id, self.channel_name, settings.ORPHAN_GRACE_S)
+                except Exception:  # the worker then runs on; it still stops at its time limit
+                    log.exception("could not record that a viewer of %s left", generation_id)
 
 
 class FieldError(Exception):
@@ -205,6 +238,12 @@ def _field(message: dict, name: str, kind: type, *, required: bool = True):
     if not isinstance(value, kind) or isinstance(value, bool):
         raise FieldError("bad_field", f'"{name}" must be a {kind.__name__}.')
     return value
+
+
+def _generation_field(message: dict) -> dict:
+    """The generation a message was about, when it named one, for the error it gets back."""
+    generation = message.get("generation")
+    return {"generation": generation} if isinstance(generation, str) and len(generation) <= 40 else {}
 
 
 def _uuid(message: dict, name: str, *, required: bool = True) -> uuid.UUID | None:
@@ -233,8 +272,3 @@ def _session_identity(scope) -> tuple[str, object, str]:
 _generation_create = database_sync_to_async(generation_create)
 _generation_for_session = database_sync_to_async(generation_for_session)
 
-
-@database_sync_to_async
-def _generation_lost(generation_id: str) -> None:
-    generation_finish(generation_id=generation_id, outcome=PageOutcome.failed(
-        "worker_lost", "The model worker stopped while writing this page. Please try again."))

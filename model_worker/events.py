@@ -8,8 +8,8 @@ serves `redis.Redis` directly and `redis.asyncio.Redis` when awaited. Keys, for 
     explainer:gen:<id>:cancel    set: stop at the next block boundary
     explainer:gen:<id>:viewers   set of sockets watching
     explainer:gen:<id>:orphaned  unix time after which a generation nobody watches stops
-    explainer:gen:<id>:claim     "running" while a worker holds it, then "finished"
-    explainer:gen:<id>:alive     refreshed every block by the worker; gone while "running" = worker lost
+
+Who holds the generation (ticket, claim, heartbeat, outcome) is `model_worker.lifecycle`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import time
 
 DEFAULT_MAXLEN = 5000
 DEFAULT_TTL_S = 3600
-HEARTBEAT_TTL_S = 60
 TERMINAL_TYPES = frozenset({"qa", "error"})
 
 # The stream entry id is the event id, so "replay everything after event n" is one XREAD/XRANGE from
@@ -53,14 +52,13 @@ def append(r, generation_id: str, type: str, *, maxlen: int = DEFAULT_MAXLEN, tt
     return r.eval(*_append_args(generation_id, {"type": type, **fields}, maxlen, ttl_s))
 
 
-def exchange(r, generation_id: str, bodies: list[dict], *, maxlen: int = DEFAULT_MAXLEN, ttl_s: int = DEFAULT_TTL_S,
-             heartbeat_ttl_s: int = HEARTBEAT_TTL_S):
-    """What a worker does in one round trip: append `bodies` (each `{"type": ..., ...}`, in order),
-    refresh its heartbeat and read the stop flags. Returns the flags (pass them to `stop_due`)."""
+def exchange(r, generation_id: str, bodies: list[dict], *, maxlen: int = DEFAULT_MAXLEN, ttl_s: int = DEFAULT_TTL_S):
+    """What a worker does in one round trip: append `bodies` (each `{"type": ..., ...}`, in order) and
+    read the stop flags. Returns the flags (pass them to `stop_due`). The claim's heartbeat is
+    `model_worker.lifecycle`'s."""
     pipe = r.pipeline(transaction=False)
     for body in bodies:
         pipe.eval(*_append_args(generation_id, body, maxlen, ttl_s))
-    pipe.set(key(generation_id, "alive"), 1, ex=heartbeat_ttl_s)
     pipe.mget(key(generation_id, "cancel"), key(generation_id, "orphaned"))
     return pipe.execute()[-1]
 
@@ -116,35 +114,3 @@ def stop_due(values, now: float | None = None) -> bool:
     if cancelled is not None:
         return True
     return orphaned is not None and float(orphaned) <= (time.time() if now is None else now)
-
-
-def claim(r, generation_id: str, ttl_s: int):
-    """Take the generation for one worker; falsy when someone holds it or it already finished."""
-    return r.set(key(generation_id, "claim"), "running", nx=True, ex=ttl_s)
-
-
-def claim_state(r, generation_id: str):
-    return r.get(key(generation_id, "claim"))
-
-
-def release(r, generation_id: str):
-    return r.delete(key(generation_id, "claim"))
-
-
-def mark_finished(r, generation_id: str, ttl_s: int = DEFAULT_TTL_S):
-    return r.set(key(generation_id, "claim"), "finished", ex=ttl_s)
-
-
-def heartbeat(r, generation_id: str, ttl_s: int = HEARTBEAT_TTL_S):
-    return r.set(key(generation_id, "alive"), 1, ex=ttl_s)
-
-
-def worker_state(r, generation_id: str):
-    """`[claim, alive]` raw values; pass them to `worker_lost`."""
-    return r.mget(key(generation_id, "claim"), key(generation_id, "alive"))
-
-
-def worker_lost(values) -> bool:
-    """Whether a worker took the generation and then stopped beating without finishing it."""
-    claim_value, alive = values
-    return claim_value in (b"running", "running") and alive is None

@@ -119,6 +119,10 @@ def child_env(**extra) -> dict:
         MODEL_BACKEND=TEST_BACKEND,
         PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
         ORPHAN_GRACE_S="0",
+        # A lost worker lets go of its page in 6 s (not 15), and the reaper looks every 2 s, so the
+        # lifecycle tests finish quickly.
+        GENERATION_CLAIM_TTL_S="6",
+        REAPER_INTERVAL_S="2",
     )
     env.update(extra)
     return env
@@ -154,9 +158,10 @@ def _celery_ready(log: Path) -> bool:
 # Module scope: tests elsewhere rely on tasks staying on their queue with no worker to take them.
 @pytest.fixture(scope="module")
 def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory, worker_env):
-    """A real GPU worker (test denoiser unless `worker_env` says otherwise, no Django) and a real qa worker,
-    on Redis database 15."""
-    children = Children(tmp_path_factory.mktemp("workers"))
+    """A real GPU worker (test denoiser unless `worker_env` says otherwise, no Django), a finish worker
+    (with Celery beat: the reaper) and a qa worker, on Redis database 15."""
+    logdir = tmp_path_factory.mktemp("workers")
+    children = Children(logdir)
     celery = str(VENV_BIN / "celery")
     common = ["worker", "-l", "info", "--without-gossip", "--without-mingle", "--without-heartbeat"]
     with django_db_blocker.unblock():
@@ -164,6 +169,8 @@ def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory, worker_
     try:
         children.start("gpu", [celery, "-A", "model_worker.worker.celery_app", *common, "-Q", "gpu", "-c", "1",
                                "-n", "gpu@%h"], env, _celery_ready)
+        children.start("finish", [celery, "-A", "explainer", *common, "-Q", "finish", "-c", "1", "-n", "finish@%h",
+                                  "-B", "-s", str(logdir / "celerybeat-schedule")], env, _celery_ready)
         children.start("qa", [celery, "-A", "explainer", *common, "-Q", "qa", "-c", "2", "-n", "qa@%h"],
                        env, _celery_ready)
         yield children
@@ -171,7 +178,7 @@ def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory, worker_
         children.stop()
 
 
-WORKERS = 2  # the gpu and qa workers `celery_workers` starts
+WORKERS = 3  # the gpu, finish and qa workers `celery_workers` starts
 
 
 @pytest.fixture(autouse=True)
@@ -190,7 +197,8 @@ def workers_idle_before_flush(request, redis_db):
         inspect = app.control.inspect(timeout=1, limit=WORKERS)
         held = [t for answer in (inspect.active(), inspect.reserved()) for tasks in (answer or {}).values()
                 for t in tasks]
-        if not held and not redis_db.llen("gpu") and not redis_db.llen("qa"):
+        held = [t for t in held if t.get("name") != "explainer.reap_generations"]
+        if not held and not any(redis_db.llen(queue) for queue in ("gpu", "finish", "qa")):
             return
         if time.monotonic() > deadline:
             warnings.warn(f"workers still hold {len(held)} task(s) as the test database is emptied", stacklevel=1)

@@ -15,6 +15,13 @@ def generation_queue_position(*, generation: Generation) -> int:
     return Generation.objects.filter(status__in=ACTIVE, created_at__lt=generation.created_at).count()
 
 
+def generations_waiting_after(*, generation: Generation, limit: int = 500) -> list[tuple[Generation, int]]:
+    """The active generations created after `generation`, each with its queue position."""
+    active = list(Generation.objects.filter(status__in=ACTIVE).order_by("created_at", "pk")
+                  .only("pk", "thread_id", "created_at")[:limit])
+    return [(g, position) for position, g in enumerate(active) if g.created_at > generation.created_at]
+
+
 def thread_for_session(*, thread_id, session_key: str) -> Thread | None:
     """The thread if this browser session owns it."""
     return Thread.objects.filter(pk=thread_id, session_key=session_key).select_related("topic").first()

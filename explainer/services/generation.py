@@ -16,6 +16,7 @@ from explainer.models import Generation, Learner, PageVersion, Thread
 from explainer.selectors.exemplars import exemplar_html
 from explainer.selectors.generation import (
     generation_queue_position,
+    generations_waiting_after,
     page_url,
     thread_current_page,
     thread_for_session,
@@ -26,7 +27,7 @@ from explainer.services import moderation, rate_limits
 from explainer.services.repairs import backend_revises_pages
 from explainer.services.streams import event_append, redis_client
 from explainer.services.topic_requests import topic_request_record
-from model_worker import events
+from model_worker import events, lifecycle
 from model_worker.backends.base import LANGS, LIBRARY_ONLY, BackendCapabilities, PageOutcome, PageRequest
 from model_worker.config import backend_capabilities, engine_settings, writable_topics
 
@@ -195,20 +196,12 @@ def _topic_event(generation: Generation, event: dict) -> None:
 
 def generation_enqueue(generation: Generation, request: PageRequest, *, topic_event: dict | None = None) -> None:
     """Send a generation's request to the GPU queue, announcing it as `queued` (then its `topic`)."""
-    from explainer.celery import app
-
     try:
         position = generation_queue_position(generation=generation)
         event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=position)
         if topic_event is not None:
             _topic_event(generation, topic_event)
-        app.send_task(
-            "model_worker.generate_page",
-            args=[str(generation.pk), request.to_dict()],
-            kwargs={"stream_maxlen": settings.GENERATION_STREAM_MAXLEN,
-                    "stream_ttl_s": settings.GENERATION_STREAM_TTL_S},
-            queue="gpu",
-        )
+        generation_send(str(generation.pk), request.to_dict())
     except Exception as exc:  # Redis or the broker is away: nothing will run it, so say so now
         log.exception("could not queue generation %s", generation.pk)
         message = UNAVAILABLE
@@ -217,6 +210,37 @@ def generation_enqueue(generation: Generation, request: PageRequest, *, topic_ev
             finished_at=timezone.now(),
         )
         raise GenerationRejected("unavailable", message) from exc
+
+
+def generation_send(generation_id: str, request: dict) -> None:
+    """Put the generation's task on the `gpu` queue, with the ticket and request the reaper reads."""
+    from explainer.celery import app
+
+    r = redis_client()
+    lifecycle.keep_request(r, generation_id, request, settings.GENERATION_STREAM_TTL_S)
+    lifecycle.ticket(r, generation_id, settings.GENERATION_STREAM_TTL_S)
+    app.send_task(
+        "model_worker.generate_page",
+        args=[generation_id, request],
+        kwargs={"stream_maxlen": settings.GENERATION_STREAM_MAXLEN, "stream_ttl_s": settings.GENERATION_STREAM_TTL_S},
+        queue="gpu",
+    )
+
+
+def queue_positions_announce(*, left: Generation) -> None:
+    """`left` has left the queue: every generation still waiting behind it hears its new position."""
+    try:
+        r = redis_client()
+        waiting = generations_waiting_after(generation=left)
+        if not waiting:
+            return
+        claims = r.mget([events.key(str(g.pk), "claim") for g, _ in waiting])
+        for (generation, position), claim in zip(waiting, claims, strict=True):
+            if claim is None:  # not yet taken by a worker
+                event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id),
+                             position=position)
+    except Exception:  # positions are a courtesy: a failure here must not undo the finish
+        log.exception("could not announce queue positions after %s", left.pk)
 
 
 def _answer_from_library(generation: Generation, html: str, stats: dict, topic_event: dict, *,
@@ -258,6 +282,7 @@ def generation_finish(*, generation_id, outcome: PageOutcome) -> Generation:
         generation = Generation.objects.select_for_update().select_related("thread").get(pk=generation_id)
         if generation.is_finished:
             return generation
+        transaction.on_commit(lambda: queue_positions_announce(left=generation))
         status = outcome.status
         generation.stats = outcome.stats
         generation.finished_at = timezone.now()

@@ -8,11 +8,12 @@ import redis
 from django.conf import settings
 
 from model_worker import events
+from model_worker.redis_options import sync_options
 
 
 @cache
 def _client(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url)
+    return redis.Redis.from_url(url, **sync_options())
 
 
 def redis_client() -> redis.Redis:

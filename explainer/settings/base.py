@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from model_worker.redis_options import async_options, sync_options
+
 from . import env
 
 BASE_DIR = env.BASE_DIR
@@ -75,8 +77,8 @@ REDIS_URL = env.redis_url()
 def channel_layers(redis_url: str) -> dict:
     # redis-py 8 times socket reads out after 5 s by default, which cuts the channel layer's own
     # blocking BZPOPMIN (also 5 s) short; allow longer so an idle socket is not torn down.
-    host = {"address": redis_url, "socket_timeout": 30}
-    return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host]}}}
+    host = {"address": redis_url, "socket_timeout": 30, **async_options()}
+    return {"default": {"BACKEND": "explainer.channel_layer.OutageTolerantRedisChannelLayer", "CONFIG": {"hosts": [host]}}}
 
 
 CHANNEL_LAYERS = channel_layers(REDIS_URL)
@@ -85,7 +87,7 @@ CHANNEL_LAYERS = channel_layers(REDIS_URL)
 def caches(redis_url: str) -> dict:
     # Shared by every process, so a throttle counted in one web worker holds in all of them.
     return {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url,
-                        "KEY_PREFIX": "explainer"}}
+                        "KEY_PREFIX": "explainer", "OPTIONS": sync_options()}}
 
 
 CACHES = caches(REDIS_URL)
@@ -96,6 +98,23 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = False
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# The reaper (explainer/services/lifecycle.py), run by Celery beat in the `finish` worker: every
+# REAPER_INTERVAL_S it sends again, or fails, generations nobody will finish (docs/reliability.md).
+REAPER_INTERVAL_S = env.env_int("REAPER_INTERVAL_S", 5, minimum=1)
+# A generation younger than this is left alone (its task may still be on its way to the queue).
+REAPER_GRACE_S = env.env_int("REAPER_GRACE_S", 10, minimum=1)
+# A worker's outcome that the `finish` worker has not recorded after this long is recorded by the reaper.
+REAPER_FINISH_AFTER_S = env.env_int("REAPER_FINISH_AFTER_S", 30, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "reap-generations": {
+        "task": "explainer.reap_generations",
+        "schedule": float(REAPER_INTERVAL_S),
+        "options": {"queue": "finish", "expires": float(REAPER_INTERVAL_S)},
+    },
+}
 
 # Generated pages live on another origin when PAGE_ORIGIN is set; otherwise the same server
 # serves them, always sandboxed to an opaque origin.

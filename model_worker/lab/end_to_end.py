@@ -28,9 +28,10 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
-from model_worker import events
+from model_worker import events, lifecycle
 from model_worker.backends.base import PageOutcome, PageRequest
 from model_worker.config import REPO_ROOT
+from model_worker.queues import FINISH_QUEUE
 
 START_TIMEOUT_S = 300  # the worker imports torch and loads the checkpoint before its first commit
 PAGE_TIMEOUT_S = 900
@@ -118,7 +119,7 @@ def _one_page(r, app, request: PageRequest) -> dict:
                     first = first or last
                 elif event["type"] == "stats":
                     tokens = event["tokens"]
-        if not reply and events.claim_state(r, generation_id) == b"finished":
+        if not reply and _finished(r, generation_id):
             if not events.since(r, generation_id, after):
                 break
         if time.monotonic() > deadline:
@@ -134,7 +135,7 @@ def _warm_up(r, app, request: PageRequest, log: Path) -> None:
     generation_id = uuid.uuid4().hex
     app.send_task("model_worker.generate_page", args=[generation_id, request.to_dict()], queue="gpu")
     deadline = time.monotonic() + START_TIMEOUT_S
-    while events.claim_state(r, generation_id) != b"finished":
+    while not _finished(r, generation_id):
         if any(e["type"] == "commit" for e in events.decode(events.since(r, generation_id))):
             events.cancel(r, generation_id)
         if time.monotonic() > deadline:
@@ -144,18 +145,22 @@ def _warm_up(r, app, request: PageRequest, log: Path) -> None:
     _outcome(r, generation_id)
 
 
+def _finished(r, generation_id: str) -> bool:
+    return lifecycle.State.of(lifecycle.state(r, generation_id)).claim == "finished"
+
+
 def _outcome(r, generation_id: str) -> PageOutcome:
-    """The outcome the task handed to the `qa` queue for this generation (no web worker takes it here)."""
+    """The outcome the task handed to the `finish` queue for this generation (no web worker takes it here)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        for raw in r.lrange("qa", 0, -1):
+        for raw in r.lrange(FINISH_QUEUE, 0, -1):
             message = json.loads(raw)
             args = json.loads(base64.b64decode(message["body"]))[0]
             if args[0] == generation_id:
-                r.lrem("qa", 1, raw)
+                r.lrem(FINISH_QUEUE, 1, raw)
                 return PageOutcome.from_dict(args[1])
         time.sleep(0.05)
-    raise RuntimeError(f"end-to-end: generation {generation_id} handed no outcome to the qa queue")
+    raise RuntimeError(f"end-to-end: generation {generation_id} handed no outcome to the finish queue")
 
 
 def _client(url: str):

@@ -6,14 +6,17 @@ import os
 
 from celery import Celery
 
+from model_worker.queues import TASK_ROUTES
+
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 # No fix-ups: Celery's Django fix-up would set Django up whenever DJANGO_SETTINGS_MODULE is exported.
 app = Celery("model_worker", broker=REDIS_URL, include=["model_worker.worker.tasks"], fixups=[])
 app.conf.update(
-    task_routes={"model_worker.*": {"queue": "gpu"}, "explainer.*": {"queue": "qa"}},
+    task_routes=TASK_ROUTES,
     task_default_queue="gpu",
     task_acks_late=True,
+    task_reject_on_worker_lost=True,
     # One page at a time per process: the model is the scarce thing, not the queue.
     worker_prefetch_multiplier=1,
     task_ignore_result=True,

@@ -77,7 +77,18 @@ const handlers = {
     state.thread = e.thread;
     app.dataset.thread = e.thread;
     history.replaceState(null, "", `/t/${e.thread}/`);
-    $("status").textContent = e.position > 0 ? `Waiting for the model: ${e.position} ahead of you…` : "Starting…";
+    // Sent again as the queue moves (and when a question is sent to the model again after an outage).
+    const waiting = e.position > 0 ? `Waiting for the model: ${e.position} ahead of you…` : "Starting…";
+    $("status").textContent = e.message ? `${e.message} ${waiting}` : waiting;
+  },
+  retry(e) {
+    // The worker writing this page stopped; another writes it again from the start.
+    state.committed = [];
+    state.draft = { block: null, pieces: [] };
+    $("committed").textContent = "";
+    $("current").replaceChildren();
+    $("progress-bar").style.width = "0";
+    $("status").textContent = e.message;
   },
   topic(e) {
     // What the server understood, before any draft: the library page being written, or none.

@@ -1,5 +1,7 @@
-// A websocket that reconnects with backoff and, once back, resumes the watched generation from the
-// last event id it saw, so a dropped connection loses and repeats nothing.
+// A websocket that reconnects with backoff (and jitter, so a server's restart is not met by every
+// browser at once) and, once back, resumes the watched generation from the last event id it saw, so a
+// dropped connection loses and repeats nothing. A resume the server cannot answer yet (`unavailable`:
+// Redis is away) is tried again with the same backoff instead of ending the live view.
 export class Socket {
   constructor(url, { onEvent, onStatus }) {
     this.url = url;
@@ -16,10 +18,7 @@ export class Socket {
     this.ws = ws;
     ws.addEventListener("open", () => {
       this.retryMs = 500;
-      const generation = this.watching();
-      if (generation) {
-        ws.send(JSON.stringify({ type: "resume", generation, after: this.lastIds.get(generation) ?? 0 }));
-      }
+      this.resume();
       for (const message of this.queue.splice(0)) ws.send(JSON.stringify(message));
     });
     ws.addEventListener("message", (msg) => {
@@ -29,15 +28,33 @@ export class Socket {
       } catch {
         return;
       }
+      if (event.type === "error" && event.code === "unavailable" && event.request === "resume") {
+        this.onStatus("The server is busy recovering; reconnecting…");
+        setTimeout(() => this.resume(), this.nextDelay());
+        return;
+      }
       const last = event.generation ? this.lastIds.get(event.generation) ?? 0 : 0;
       if (event.generation && event.id && event.id <= last) return; // already handled before a reconnect
       this.onEvent(event);
     });
     ws.addEventListener("close", () => {
       this.onStatus("Connection lost; reconnecting…");
-      setTimeout(() => this.open(), this.retryMs);
-      this.retryMs = Math.min(this.retryMs * 2, 8000);
+      setTimeout(() => this.open(), this.nextDelay());
     });
+  }
+
+  // The next wait: doubling from 0.5 s to 8 s, each somewhere between half and all of it.
+  nextDelay() {
+    const delay = this.retryMs * (0.5 + Math.random() / 2);
+    this.retryMs = Math.min(this.retryMs * 2, 8000);
+    return delay;
+  }
+
+  resume() {
+    const generation = this.watching();
+    if (generation && this.ws?.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify({ type: "resume", generation, after: this.lastIds.get(generation) ?? 0 }));
+    }
   }
 
   seen(generation, id) {

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from channels.db import database_sync_to_async
 
 from explainer.models import Generation, PageVersion, Thread
-from model_worker import events
+from model_worker import events, lifecycle
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+
+
+@pytest.fixture(autouse=True)
+def test_backend(monkeypatch, tmp_path):
+    """The backend the workers would run, with no checkpoint that limits what it writes: every library
+    question is queued for it, whatever checkpoint lies in var/."""
+    from tests.support.net import TEST_BACKEND
+
+    monkeypatch.setenv("MODEL_BACKEND", TEST_BACKEND)
+    monkeypatch.setenv("MODEL_PATH", str(tmp_path))
 
 
 @database_sync_to_async
@@ -105,24 +116,71 @@ async def test_cancel_raises_the_flag_the_worker_checks_each_block(connect, redi
     assert events.stop_due(events.flags(redis_db, queued["generation"]))
 
 
-async def test_a_worker_that_dies_mid_page_is_reported_and_the_generation_fails(connect, redis_db, session_key):
-    @database_sync_to_async
-    def running_generation():
-        thread = Thread.objects.create(session_key=session_key)
-        return Generation.objects.create(thread=thread, question="What is heat?", status=Generation.Status.RUNNING)
+async def test_a_worker_that_died_mid_page_is_reported_on_the_open_socket_by_the_reaper(connect, redis_db,
+                                                                                       session_key):
+    from datetime import timedelta
 
-    generation = await running_generation()
+    from django.utils import timezone
+
+    from explainer.services.lifecycle import generations_reap
+
+    @database_sync_to_async
+    def old_generation():
+        thread = Thread.objects.create(session_key=session_key)
+        generation = Generation.objects.create(thread=thread, question="What is heat?")
+        Generation.objects.filter(pk=generation.pk).update(created_at=timezone.now() - timedelta(minutes=1))
+        return generation
+
+    generation = await old_generation()
     gid = str(generation.pk)
     events.append(redis_db, gid, "queued", thread=str(generation.thread_id), position=0)
-    events.claim(redis_db, gid, 600)  # a worker took it, and no heartbeat follows
+    for _ in range(lifecycle.MAX_ATTEMPTS):  # a worker took it, and died, twice
+        lifecycle.claim(redis_db, gid, "died")
+        lifecycle.release(redis_db, gid, "died")
 
     ws = await connect()
     await ws.send_json_to({"type": "resume", "generation": gid, "after": 1})
+    assert await database_sync_to_async(generations_reap)(now=time.time() + 60) == {gid: "fail_lost"}
     event = await ws.receive_json_from(timeout=10)
     assert (event["type"], event["code"], event["generation"]) == ("error", "worker_lost", gid)
     assert event["id"] == 2
     await database_sync_to_async(generation.refresh_from_db)()
     assert generation.status == Generation.Status.FAILED
+
+
+async def test_queue_positions_are_sent_again_as_a_generation_ahead_leaves(connect, redis_db):
+    from explainer.services.generation import generation_finish
+    from model_worker.backends.base import PageOutcome
+
+    ws = await connect()
+    generations = []
+    for question in ("Why is the sky blue?", "How do tides work?", "Why do magnets stick?"):
+        await ws.send_json_to({"type": "ask", "question": question})
+        generations.append((await ws.receive_json_from(timeout=5))["generation"])
+        assert (await ws.receive_json_from(timeout=5))["type"] == "topic"
+    first, second, third = generations
+    lifecycle.claim(redis_db, second, "a-worker")  # already running: it needs no position
+    await database_sync_to_async(generation_finish)(generation_id=first, outcome=PageOutcome.failed("x", "gone"))
+
+    def positions(gid):
+        return [e["position"] for e in events.decode(events.since(redis_db, gid)) if e["type"] == "queued"]
+
+    assert positions(third) == [2, 1]
+    assert positions(second) == [1]
+
+
+async def test_when_redis_is_down_the_socket_answers_unavailable_and_stays_open(connect, settings):
+    from explainer.settings.base import caches, channel_layers
+    from tests.support.net import free_port
+
+    ws = await connect()
+    down = f"redis://127.0.0.1:{free_port()}/15"  # nothing listens there
+    settings.REDIS_URL, settings.CACHES, settings.CHANNEL_LAYERS = down, caches(down), channel_layers(down)
+    await ask_and_expect_error(ws, {"type": "ask", "question": "Why is the sky blue?"}, "unavailable")
+    outage = await connect()  # a socket opened during the outage is accepted too
+    await ask_and_expect_error(outage, {"type": "ask", "question": "Why is the sky blue?"}, "unavailable")
+    await ask_and_expect_error(ws, {"type": "dance"}, "unknown_type")  # still open
+    assert await counts() == (0, 0, 0)
 
 
 async def test_a_page_a_teacher_hides_disappears_from_the_open_socket(connect):

@@ -94,7 +94,7 @@ def test_runall_starts_everything_and_stops_every_child(tmp_path, how):
         assert listening("127.0.0.1", port), "the web server never listened"
         assert listening("127.0.0.1", redis_port), "runall started no Redis though none listened"
         children = _children(proc.pid)
-        assert len(children) == 4  # redis, gpu worker, qa worker, web server
+        assert len(children) == 5  # redis, gpu worker, finish worker (with beat), qa worker, web server
         if how == "ctrl-c":
             proc.send_signal(signal.SIGINT)
         else:

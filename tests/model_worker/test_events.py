@@ -69,23 +69,12 @@ def test_a_viewer_coming_back_lifts_the_orphan_deadline(redis_db):
     assert not events.stop_due(events.flags(redis_db, "g"))
 
 
-def test_a_claimed_generation_without_heartbeat_counts_as_lost(redis_db):
-    assert events.claim(redis_db, "g", 60)
-    assert not events.claim(redis_db, "g", 60)  # a second worker does not take it
-    assert events.worker_lost(events.worker_state(redis_db, "g"))
-    events.heartbeat(redis_db, "g")
-    assert not events.worker_lost(events.worker_state(redis_db, "g"))
-    events.mark_finished(redis_db, "g")
-    redis_db.delete(events.key("g", "alive"))
-    assert not events.worker_lost(events.worker_state(redis_db, "g"))
 
-
-def test_one_exchange_appends_events_in_order_refreshes_the_heartbeat_and_reads_the_stop_flags(redis_db):
+def test_one_exchange_appends_events_in_order_and_reads_the_stop_flags(redis_db):
     events.append(redis_db, "g", "draft", block=0, pieces=["a"])
-    assert events.claim(redis_db, "g", 60)
     flags = events.exchange(redis_db, "g", [{"type": "commit", "block": 0, "text": "a"},
                                             {"type": "stats", "blocks": 1, "tokens": 1}])
-    assert not events.stop_due(flags) and not events.worker_lost(events.worker_state(redis_db, "g"))
+    assert not events.stop_due(flags)
     assert [(e["id"], e["type"]) for e in events.decode(events.since(redis_db, "g"))] == [
         (1, "draft"), (2, "commit"), (3, "stats")]
     events.cancel(redis_db, "g")

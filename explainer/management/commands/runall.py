@@ -1,4 +1,8 @@
-"""`manage.py runall`: Redis (when none listens), both Celery workers and the web server, in the foreground.
+"""`manage.py runall`: Redis (when none listens), the Celery workers and the web server, in the foreground.
+
+Workers: `gpu` (pages, no Django), `finish` (records how a page ended, and runs Celery beat, whose
+only job is the reaper), `qa` (render checks). The Redis it starts appends every write to a file in
+var/ (AOF), so queued work and live views survive a restart.
 
 Ctrl-C (SIGINT) or SIGTERM stops every child; if one child dies, the rest are stopped too.
 """
@@ -21,7 +25,7 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
 class Command(BaseCommand):
-    help = "Run the whole app in the foreground: Redis if needed, the gpu and qa workers, and the web server."
+    help = "Run the whole app in the foreground: Redis if needed, the gpu, finish and qa workers, and the web server."
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
@@ -50,6 +54,10 @@ class Command(BaseCommand):
         gpu_env = {k: v for k, v in env.items() if k != "DJANGO_SETTINGS_MODULE"}  # the GPU worker has no Django
         self._start("gpu worker", [*celery, "-A", "model_worker.worker.celery_app", "worker", "-Q", "gpu", "-c", "1",
                                    "-n", "gpu@%h", "-l", "info", "--without-gossip", "--without-mingle"], gpu_env)
+        settings.VAR_DIR.mkdir(exist_ok=True)
+        self._start("finish worker", [*celery, "-A", "explainer", "worker", "-Q", "finish", "-c", "2",
+                                      "-n", "finish@%h", "-l", "info", "--without-gossip", "--without-mingle",
+                                      "-B", "-s", str(settings.VAR_DIR / "celerybeat-schedule")], env)
         self._start("qa worker", [*celery, "-A", "explainer", "worker", "-Q", "qa", "-c", "2",
                                   "-n", "qa@%h", "-l", "info", "--without-gossip", "--without-mingle"], env)
         if settings.DEBUG:
@@ -72,8 +80,7 @@ class Command(BaseCommand):
             raise CommandError(f"nothing listens on {host}:{port} and redis-server is not installed "
                                "(apt-get install redis-server, or set REDIS_URL)")
         settings.VAR_DIR.mkdir(exist_ok=True)
-        self._start("redis", [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                              "--dir", str(settings.VAR_DIR)], dict(os.environ))
+        self._start("redis", redis_argv(server, port, settings.VAR_DIR), dict(os.environ))
         deadline = time.monotonic() + 10
         while not _listening(host, port):
             if time.monotonic() > deadline:
@@ -111,6 +118,12 @@ class Command(BaseCommand):
                     proc.kill()
                     proc.wait()
         self.children = []
+
+
+def redis_argv(server: str, port: int, directory) -> list[str]:
+    """A loopback redis-server that persists every write (AOF, fsync each second) in `directory`."""
+    return [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+            "--appendfsync", "everysec", "--appendfilename", f"redis-{port}.aof", "--dir", str(directory)]
 
 
 def _listening(host: str, port: int) -> bool:

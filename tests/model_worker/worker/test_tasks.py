@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
 import time
 
 import pytest
 
-from model_worker import events
+from model_worker import events, lifecycle
 from model_worker.backends.base import PageRequest, PageResult
 from model_worker.worker import tasks
 from model_worker.worker.run import run_page
@@ -40,7 +42,7 @@ def test_backend(monkeypatch):
 
 @pytest.fixture
 def handoffs(monkeypatch) -> list[tuple]:
-    """What the task hands to the qa queue (recorded here: a qa worker from other tests may be consuming it)."""
+    """What the task hands to the finish queue (recorded here: a worker from other tests may be consuming it)."""
     sent = []
     monkeypatch.setattr(tasks.app, "send_task", lambda name, args, queue: sent.append((name, *args, queue)))
     return sent
@@ -121,13 +123,13 @@ def test_a_request_the_worker_cannot_read_is_reported_not_retried(redis_db, test
     assert outcome["error_code"] == "bad_request" and "fr" in outcome["error_message"]
 
 
-def test_the_task_streams_the_page_then_hands_the_outcome_to_the_qa_queue_once(redis_db, test_backend, handoffs):
+def test_the_task_streams_the_page_then_hands_the_outcome_to_the_finish_queue_once(redis_db, test_backend, handoffs):
     request = {"question": "What is sound?", "lang": "en", "previous_page": None, "topic_note": None}
     assert tasks.generate_page("gen-1", request) == "done"
     streamed = events.decode(events.since(redis_db, "gen-1"))
     assert "".join(e["text"] for e in streamed if e["type"] == "commit") == page_for(PageRequest(**request))
     [(name, generation_id, outcome, queue)] = handoffs
-    assert (name, generation_id, queue) == ("explainer.finish_generation", "gen-1", "qa")
+    assert (name, generation_id, queue) == ("explainer.finish_generation", "gen-1", "finish")
     assert outcome["status"] == "done" and outcome["html"] == page_for(PageRequest(**request))
     # A redelivery of the same message does nothing.
     assert tasks.generate_page("gen-1", request) == "skipped"
@@ -173,7 +175,7 @@ def test_an_unknown_backend_or_a_folder_that_is_no_model_fails_the_generation_cl
         monkeypatch.setenv(name, value)
     tasks.backend.cache_clear()
     try:
-        assert tasks.generate_page("gen-5", {"question": "What is sound?"}) == "failed"
+        assert tasks.generate_page("gen-15", {"question": "What is sound?"}) == "failed"
     finally:
         tasks.backend.cache_clear()
     [(_, _, outcome, _)] = handoffs
@@ -188,9 +190,67 @@ def test_a_model_server_that_is_down_fails_the_generation_as_unavailable(redis_d
     monkeypatch.setenv("MODEL_NAME", "page-model")
     tasks.backend.cache_clear()
     try:
-        assert tasks.generate_page("gen-6", {"question": "What is sound?"}) == "failed"
+        assert tasks.generate_page("gen-16", {"question": "What is sound?"}) == "failed"
     finally:
         tasks.backend.cache_clear()
     [(_, _, outcome, _)] = handoffs
     assert outcome["error_code"] == "model_unavailable" and "cannot be reached" in outcome["error_message"]
-    assert events.claim_state(redis_db, "gen-6") == b"finished"  # never stuck
+    assert lifecycle.State.of(lifecycle.state(redis_db, "gen-16")).claim == "finished"  # never stuck
+
+
+def test_a_redelivery_while_the_dead_workers_claim_holds_waits_for_it_to_lapse(redis_db, test_backend, handoffs):
+    from celery.exceptions import Retry
+
+    events.append(redis_db, "gen-5", "queued", position=0)
+    lifecycle.claim(redis_db, "gen-5", "a-worker-that-died")
+    with pytest.raises(Retry):
+        tasks.generate_page("gen-5", {"question": "What is sound?"})
+    assert not handoffs
+
+
+def test_a_redelivery_after_the_claim_lapsed_writes_the_page_again_from_the_start(redis_db, test_backend, handoffs):
+    lifecycle.claim(redis_db, "gen-6", "a-worker-that-died", ttl_s=1)
+    events.append(redis_db, "gen-6", "commit", block=0, text="<!doc")
+    time.sleep(1.2)
+    assert tasks.generate_page("gen-6", {"question": "What is sound?"}) == "done"
+    streamed = events.decode(events.since(redis_db, "gen-6"))
+    retry = next(e for e in streamed if e["type"] == "retry")
+    assert (retry["attempt"], retry["code"]) == (2, "worker_lost") and retry["message"]
+    after = streamed[streamed.index(retry) + 1:]
+    assert "".join(e["text"] for e in after if e["type"] == "commit") == page_for(PageRequest(question="What is sound?"))
+    [(_, _, outcome, _)] = handoffs
+    assert outcome["status"] == "done"
+
+
+def test_a_page_that_already_cost_two_workers_fails_with_worker_lost_instead_of_running(redis_db, test_backend,
+                                                                                      handoffs):
+    for _ in range(lifecycle.MAX_ATTEMPTS):
+        lifecycle.claim(redis_db, "gen-7", "died", ttl_s=1)
+        lifecycle.release(redis_db, "gen-7", "died")
+    assert tasks.generate_page("gen-7", {"question": "What is sound?"}) == "failed"
+    [(_, _, outcome, _)] = handoffs
+    assert outcome["error_code"] == "worker_lost" and "stopped 2 times" in outcome["error_message"]
+    assert not [e for e in events.decode(events.since(redis_db, "gen-7")) if e["type"] == "draft"]
+
+
+def test_a_redelivery_takes_over_at_once_from_a_worker_process_on_this_host_that_is_gone(redis_db, test_backend,
+                                                                                          handoffs):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that no longer runs, as a killed child's
+    lifecycle.claim(redis_db, "gen-8", f"{socket.gethostname()}:{gone.pid}:abcd")
+    assert tasks.generate_page("gen-8", {"question": "What is sound?"}) == "done"
+    retry = next(e for e in events.decode(events.since(redis_db, "gen-8")) if e["type"] == "retry")
+    assert retry["attempt"] == 2
+
+
+def test_a_claim_held_by_a_live_process_is_not_taken_over(redis_db, test_backend, handoffs):
+    from celery.exceptions import Retry
+
+    lifecycle.claim(redis_db, "gen-9", f"{socket.gethostname()}:1:abcd")  # pid 1 always runs
+    with pytest.raises(Retry):
+        tasks.generate_page("gen-9", {"question": "What is sound?"})
+
+
+def test_a_retry_in_the_same_process_takes_back_the_claim_it_could_not_release(redis_db, test_backend, handoffs):
+    lifecycle.claim(redis_db, "gen-10", f"{socket.gethostname()}:{os.getpid()}:old")  # Redis was away at release
+    assert tasks.generate_page("gen-10", {"question": "What is sound?"}) == "done"
