@@ -23,7 +23,7 @@ from transformers.modeling_outputs import CausalLMOutput
 from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
     Qwen3_5MoeExperts,
     Qwen3_5MoeRMSNorm,
-    Qwen3_5MoeSparseMoeBlock,
+    Qwen3_5MoeTopKRouter,
 )
 
 from . import fast
@@ -100,8 +100,11 @@ class CloverPreTrainedModel(PreTrainedModel):
         elif isinstance(module, Qwen3_5MoeExperts):
             init.normal_(module.gate_up_proj, mean=0.0, std=std)
             init.normal_(module.down_proj, mean=0.0, std=std)
-        elif isinstance(module, Qwen3_5MoeSparseMoeBlock):
-            init.normal_(module.gate.weight, mean=0.0, std=std)
+        elif isinstance(module, Qwen3_5MoeTopKRouter):
+            # Unlike Qwen3.5-MoE, on the router itself: transformers skips `_init_weights` for custom-code
+            # modules without parameters of their own (the sparse block), which left every router at zero
+            # and sent every token to experts 0..k-1.
+            init.normal_(module.weight, mean=0.0, std=std)
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
