@@ -105,7 +105,8 @@ def generate_verified(
             model.prefill(torch.tensor(prompt[:-1], device=device)[None], row, block_size=1, chunk=PREFILL_CHUNK)
             cache.lengths[i] = row.lengths[0]
             forwards[i] += -(-(len(prompt) - 1) // PREFILL_CHUNK)
-    newest = [p[-1] for p in prompts]
+    # The token that opens each row's next draft stays on the device: the round's input needs no copy.
+    newest = torch.tensor([p[-1] for p in prompts], device=device)
     length = [len(p) for p in prompts]  # committed tokens, prompt included
     round_no = 0
 
@@ -114,7 +115,7 @@ def generate_verified(
             break
         rows = done.rows
         window = torch.full((len(rows), bs), mask_id, dtype=torch.long, device=device)
-        window[:, 0] = torch.tensor([newest[i] for i in rows], device=device)
+        window[:, 0] = newest
         draft_logits = model.decode(window, cache, block_size=bs, keep=slice(0, bs - 1))  # (M, B - 1, V)
         draft_logits[..., mask_id] = float("-inf")
         drafts = (draft_logits.argmax(-1) if draws.temperature == 0
@@ -123,26 +124,28 @@ def generate_verified(
         verify_logits[..., mask_id] = float("-inf")
         accepted, nxt = _verify(draft_logits, verify_logits, drafts, draws, rows)
 
+        # The round's one host synchronisation: drafts, accepted count and next token of every row at once.
+        read = torch.cat([drafts, accepted[:, None], nxt[:, None]], 1).tolist()
         now = done.elapsed()
         counts, keep_rows = [], []
-        drafts_l, accepted_l, nxt_l = drafts.tolist(), accepted.tolist(), nxt.tolist()
         for r, i in enumerate(rows):
             forwards[i] += 2
-            a = accepted_l[r]
-            new = (drafts_l[r][:a] + [nxt_l[r]])[: ends[i] - length[i]]
+            *drafted, a, after = read[r]
+            new = (drafted[:a] + [after])[: ends[i] - length[i]]
             if on_step is not None:
-                shown = new + drafts_l[r][a + 1:]
+                shown = new + drafted[a + 1:]
                 on_step(i, round_no, shown, [False] * len(new) + [True] * (len(shown) - len(new)))
             length[i] += len(new)
-            newest[i] = new[-1]
             counts.append(len(new))  # the round's input [newest, new[:-1]] becomes history
             if done.finish_piece(i, round_no, new, at_limit=length[i] >= ends[i], now=now):
-                keep_rows.append(r)
+                keep_rows.append(r)  # a row that runs on kept its whole `new`: its newest token is `nxt`
         model.accept(cache, counts, block_size=1)
+        newest = nxt
         if len(keep_rows) < len(rows):
             if not done.retire(keep_rows):
                 break
             cache = cache.select(keep_rows)
+            newest = newest.index_select(0, torch.tensor(keep_rows, device=device))
         round_no += 1
 
     return done.outputs()

@@ -25,3 +25,19 @@ def test_the_conv1d_kernels_compute_the_tap_by_tap_conv(model, block_size):
     with torch.no_grad():
         want = gdn.conv(pre, left, block_size, kernels=False)
         assert torch.allclose(gdn.conv(pre, left, block_size, kernels=True), want, atol=1e-6)
+
+
+def test_a_prompt_prefilled_in_64_token_chunks_leaves_the_state_of_token_by_token_decoding(model):
+    ids = torch.randint(4, 64, (1, 150))
+    with torch.inference_mode():
+        chunked, stepped = model.new_cache(1, 160), model.new_cache(1, 160)
+        last = model.prefill(ids, chunked, block_size=1)
+        for i in range(ids.shape[1]):
+            one = model.decode(ids[:, i : i + 1], stepped, block_size=1, commit=1)[:, -1]
+    assert chunked.lengths == stepped.lengths == [150]
+    assert torch.equal(chunked.positions, stepped.positions)
+    assert torch.allclose(last, one, atol=1e-4)
+    for a, b in zip(chunked.layers, stepped.layers, strict=True):
+        for x, y in ((a.recurrent, b.recurrent), (a.conv, b.conv), (a.key, b.key), (a.value, b.value)):
+            if x is not None:
+                assert torch.allclose(x, y, atol=1e-4)
