@@ -76,11 +76,12 @@ class CloverCache:
                                for t in (s.key, s.value, s.recurrent, s.conv))) for s in self.layers]
         return CloverCache(layers, [self.lengths[r] for r in rows], self.positions.index_select(0, idx))
 
-    def rewind(self, tokens: int) -> None:
-        """Forget the last `tokens` committed tokens of every row's length (benchmarks repeat one forward);
-        the GDN state is not rewound."""
-        self.lengths[:] = [x - tokens for x in self.lengths]
-        self.positions.sub_(tokens)
+    def rewind(self, tokens: int | list[int]) -> None:
+        """Forget the last `tokens` committed tokens of every row (or `tokens[i]` of row i): benchmarks
+        repeat one forward over the same history. The GDN state is not rewound."""
+        per_row = [tokens] * len(self.lengths) if isinstance(tokens, int) else list(tokens)
+        self.lengths[:] = [x - t for x, t in zip(self.lengths, per_row, strict=True)]
+        self.positions.sub_(tokens if isinstance(tokens, int) else torch.tensor(per_row, device=self.positions.device))
 
 
 @functools.cache

@@ -2,9 +2,10 @@
 
 `count()` works on any device, CPU included, so CI can hold the engine to "no host synchronisation
 inside a forward": a dispatch mode sees every aten operator, and those that need a value on the host
-(`.item()`, `bool(t)`, `nonzero`, boolean indexing, `unique`, a copy to the CPU, ...) are counted as
-syncs, as they would block on a GPU. `tolist` and `numpy` are counted by a patch, since on CPU they
-read memory without dispatching an operator. Every dispatched operator is one kernel launch or
+(`nonzero`, boolean indexing, `unique`, a copy to the CPU, ...) are counted as syncs, as they would
+block on a GPU. The Python conversions (`item`, `tolist`, `numpy`, `bool`, `int`, `float`, `index`) are
+counted by a patch, since on CPU (and for inference tensors) they read memory without dispatching an
+operator. Every dispatched operator is one kernel launch or
 more on a GPU; on CUDA `cuda_kernels` counts the launched kernels themselves.
 """
 
@@ -31,6 +32,7 @@ class Counts:
     ops: int = 0
     syncs: int = 0
     where: Tally = field(default_factory=Tally)  # sync operator -> count
+    converting: int = 0  # inside a patched conversion: its own operators are not counted again
 
 
 class _Mode(TorchDispatchMode):
@@ -41,7 +43,7 @@ class _Mode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         self.counts.ops += 1
-        if _syncs(func, args, kwargs):
+        if not self.counts.converting and _syncs(func, args, kwargs):
             self.counts.syncs += 1
             self.counts.where[str(func.overloadpacket.__name__)] += 1
         return func(*args, **kwargs)
@@ -67,13 +69,19 @@ def _syncs(func, args, kwargs) -> bool:
 def count():
     """`with count() as c:` c.ops operators dispatched, c.syncs host synchronisations (c.where: which)."""
     counts = Counts()
-    originals = {name: getattr(torch.Tensor, name) for name in ("tolist", "numpy")}
+    names = ("item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__")
+    originals = {name: getattr(torch.Tensor, name) for name in names}
 
     def patched(name):
         def call(self, *args, **kwargs):
-            counts.syncs += 1
-            counts.where[name] += 1
-            return originals[name](self, *args, **kwargs)
+            if not counts.converting:
+                counts.syncs += 1
+                counts.where[name.strip("_")] += 1
+            counts.converting += 1
+            try:
+                return originals[name](self, *args, **kwargs)
+            finally:
+                counts.converting -= 1
         return call
 
     for name in originals:

@@ -73,6 +73,22 @@ def _verify(draft_logits, verify_logits, drafts, draws: _Draws, rows: list[int])
     return accepted, draws.sample(left, rows)
 
 
+def draft_and_verify(model, cache, newest: torch.Tensor, bs: int, draws: _Draws, rows: list[int]):
+    """A round's two forwards, without reading the device: drafts (M, B - 1), accepted draft counts (M,)
+    and the token after each accepted run (M,). `newest` (M,) opens each row's window."""
+    mask_id = model.config.mask_token_id
+    window = torch.full((newest.shape[0], bs), mask_id, dtype=torch.long, device=newest.device)
+    window[:, 0] = newest
+    draft_logits = model.decode(window, cache, block_size=bs, keep=slice(0, bs - 1))  # (M, B - 1, V)
+    draft_logits[..., mask_id] = float("-inf")
+    drafts = (draft_logits.argmax(-1) if draws.temperature == 0
+              else draws.sample((draft_logits / draws.temperature).softmax(-1), rows))
+    verify_logits = model.decode(torch.cat([window[:, :1], drafts], 1), cache, block_size=1, trial=True)
+    verify_logits[..., mask_id] = float("-inf")
+    accepted, nxt = _verify(draft_logits, verify_logits, drafts, draws, rows)
+    return drafts, accepted, nxt
+
+
 @torch.inference_mode()
 def generate_verified(
     model,
@@ -90,7 +106,6 @@ def generate_verified(
     """
     config, bs = model.config, cfg.block_size
     device = next(model.parameters()).device
-    mask_id = config.mask_token_id
     n = len(prompts)
     done = Rows(n, config.eos_token_ids, on_block)
     ends = [min(len(p) + cfg.max_new_tokens, config.max_position_embeddings) for p in prompts]  # exclusive
@@ -114,15 +129,7 @@ def generate_verified(
         if done.stop_requested(should_stop):
             break
         rows = done.rows
-        window = torch.full((len(rows), bs), mask_id, dtype=torch.long, device=device)
-        window[:, 0] = newest
-        draft_logits = model.decode(window, cache, block_size=bs, keep=slice(0, bs - 1))  # (M, B - 1, V)
-        draft_logits[..., mask_id] = float("-inf")
-        drafts = (draft_logits.argmax(-1) if draws.temperature == 0
-                  else draws.sample((draft_logits / draws.temperature).softmax(-1), rows))
-        verify_logits = model.decode(torch.cat([window[:, :1], drafts], 1), cache, block_size=1, trial=True)
-        verify_logits[..., mask_id] = float("-inf")
-        accepted, nxt = _verify(draft_logits, verify_logits, drafts, draws, rows)
+        drafts, accepted, nxt = draft_and_verify(model, cache, newest, bs, draws, rows)
 
         # The round's one host synchronisation: drafts, accepted count and next token of every row at once.
         read = torch.cat([drafts, accepted[:, None], nxt[:, None]], 1).tolist()
