@@ -263,8 +263,8 @@ def _time_forward(model, hist, *, block_size: int, width: int, commit: int, keep
         model.decode(ids, cache, block_size=block_size, commit=commit, keep=kept, trial=trial)
         if trial:
             model.accept(cache, [width // block_size], block_size=block_size)
-            cache.lengths[0] -= width
-        cache.lengths[0] -= commit * block_size  # forget the commit: every call sees the same history
+            cache.rewind(width)
+        cache.rewind(commit * block_size)  # forget the commit: every call sees the same history
 
     for _ in range(10):
         call()
