@@ -184,6 +184,8 @@ def _items(model, dev, batch: int, history: int, prefill: int) -> dict[str, tupl
     one = torch.randint(10, v, (batch, 1), generator=gen).to(dev)
     window = torch.full((batch, BLOCK), model.config.mask_token_id, device=dev)
     window[:, 0] = one[:, 0]
+    # what a verify forward checks: the newest token and 31 drafts (distinct tokens route to more experts)
+    drafted = torch.cat([one, torch.randint(10, v, (batch, BLOCK - 1), generator=gen).to(dev)], 1)
     draws = _Draws(preset("verified"), batch, dev)
     rows = list(range(batch))
     keep_block = torch.arange(8, device=dev)  # a denoising step projects its first 8 masked slots (LAZY_SLOTS)
@@ -196,7 +198,7 @@ def _items(model, dev, batch: int, history: int, prefill: int) -> dict[str, tupl
         model.decode(window, cache, block_size=BLOCK, keep=slice(0, BLOCK - 1))
 
     def verify():
-        model.decode(window, cache, block_size=1, trial=True)
+        model.decode(drafted, cache, block_size=1, trial=True)
         model.accept(cache, [ACCEPT] * batch, block_size=1)
         cache.rewind(ACCEPT)
 
@@ -247,7 +249,7 @@ def _measure(model, call, positions: int, batch: int, config, depth: int, sizes:
     ms = statistics.median(times)
     with count() as c:
         timed()
-    experts = _experts_hit(model, timed)
+    experts, expert_reads, forwards = _experts_hit(model, timed)
     head_ms = _head_ms(model, batch * positions, repeats)
     scale = depth / config.num_hidden_layers
     item = {
@@ -259,34 +261,41 @@ def _measure(model, call, positions: int, batch: int, config, depth: int, sizes:
         "aten_ops": c.ops,
         "aten_ops_full_depth": round(c.ops * scale),
         "experts_per_layer": experts,
+        "forwards": forwards,
         "peak_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if cuda
         else round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     if cuda:
         item["cuda_kernels"] = cuda_kernels(timed)
-    floor = sizes["head"] + sum(sizes[kind] + (experts or 0) * sizes["expert"] for kind in sizes["layers"])
+    # every forward of the call reads the head and each layer's dense weights, plus the experts it routes to
+    floor = forwards * sizes["head"] + sum(forwards * sizes[kind] + expert_reads * sizes["expert"]
+                                          for kind in sizes["layers"])
     item["weight_bytes_full_depth"] = floor
     item["weight_read_floor_ms"] = round(floor / HBM_BYTES_PER_S * 1e3, 3)
     return item
 
 
-def _experts_hit(model, call) -> float | None:
-    """Mean over MoE layers of the distinct experts one call routes to."""
-    seen: list[set] = []
+def _experts_hit(model, call) -> tuple[float | None, float, int]:
+    """Per MoE layer, averaged over layers: distinct experts one forward routes to (mean over the call's
+    forwards), experts read over the whole call (summed over its forwards), and the call's forwards."""
+    calls: list[list[int]] = []
     hooks = []
     for layer in model.model.layers:
         gate = getattr(layer.mlp, "gate", None)
         if gate is None:
             continue
-        hit: set = set()
-        seen.append(hit)
-        hooks.append(gate.register_forward_hook(lambda _m, _i, out, hit=hit: hit.update(out[2].unique().tolist())))
+        hits: list[int] = []
+        calls.append(hits)
+        hooks.append(gate.register_forward_hook(lambda _m, _i, out, hits=hits: hits.append(out[2].unique().numel())))
     try:
         call()
     finally:
         for h in hooks:
             h.remove()
-    return round(sum(map(len, seen)) / len(seen), 1) if seen else None
+    if not calls:
+        return None, 0.0, 1
+    per_forward = sum(sum(h) / len(h) for h in calls) / len(calls)
+    return round(per_forward, 1), sum(map(sum, calls)) / len(calls), len(calls[0])
 
 
 def _head_ms(model, positions: int, repeats: int) -> float:
