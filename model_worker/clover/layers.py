@@ -26,6 +26,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
 from . import fast
 from .configuration import CloverConfig
 from .delta_rule import MIN_CHUNK, BlockResult, causal_chunk, delta_blocks
+from .experts import moe_forward
 
 
 @dataclass
@@ -93,24 +94,38 @@ class CloverGatedDeltaNet(nn.Module):
         # would under uniform attention, so its share does not shrink as the block grows.
         self.block_calibration = nn.Parameter(torch.ones(self.num_v_heads))
 
-    def conv(self, pre: torch.Tensor, left: torch.Tensor | None, block_size: int) -> torch.Tensor:
-        """Causal conv with left context plus the in-block right branch, then SiLU. pre: (N, C, T)."""
+    def conv(self, pre: torch.Tensor, left: torch.Tensor | None, block_size: int,
+             kernels: bool | None = None) -> torch.Tensor:
+        """Causal conv with left context plus the in-block right branch, then SiLU. pre: (N, C, T).
+
+        `kernels` (default: on CUDA) runs each branch as one depthwise conv1d instead of a multiply-add
+        per tap; same function (tested equal), fewer kernels where launches dominate.
+        """
         n, c, t = pre.shape
         width = self.conv_kernel_size - 1
         if left is None:
             left = pre.new_zeros(n, c, width)
+        full = torch.cat([left.to(pre.dtype), pre], -1)
+        # Later positions of the same block only: pad every block on its right, never read the next block.
+        blocks = None if block_size == 1 else F.pad(pre.view(n, c, t // block_size, block_size), (0, width))
+        if pre.is_cuda if kernels is None else kernels:
+            out = F.conv1d(full, self.conv1d.weight.to(pre.dtype), groups=c)
+            if blocks is not None:
+                nb = t // block_size
+                right = F.pad(self.conv_right.to(pre.dtype), (1, 0))[:, None]  # (C, 1, K): tap 0 is the token
+                per_block = blocks.permute(0, 2, 1, 3).reshape(n * nb, c, block_size + width)
+                out = out + F.conv1d(per_block, right, groups=c).view(n, nb, c, block_size).permute(0, 2, 1, 3
+                                                                                                ).reshape(n, c, t)
+            return ACT2FN[self.activation](out)
         # Qwen3.5's causal depthwise conv with its left padding replaced by the real history context,
         # written as shifted multiply-adds: on CPU a conv1d kernel over a few positions costs more in
         # setup than the arithmetic, and so does a reduction over a last dimension of 4.
         weight = self.conv1d.weight.squeeze(1).to(pre.dtype)[:, :, None]  # (C, K, 1)
-        full = torch.cat([left.to(pre.dtype), pre], -1)
         out = weight[:, width] * pre
         for tap in range(width):
             out = out + weight[:, tap] * full[..., tap : tap + t]
-        if block_size == 1:  # a one-token block has no later position to read
+        if blocks is None:  # a one-token block has no later position to read
             return ACT2FN[self.activation](out)
-        # Later positions of the same block only: pad every block on its right, never read the next block.
-        blocks = F.pad(pre.view(n, c, t // block_size, block_size), (0, width))
         right = self.conv_right.to(pre.dtype)[:, :, None, None]  # (C, width, 1, 1)
         for r in range(1, width + 1):
             out = out + (right[:, r - 1] * blocks[..., r : r + block_size]).reshape(n, c, t)
@@ -278,6 +293,8 @@ class CloverDecoderLayer(nn.Module):
         if isinstance(self.mlp, Qwen3_5MoeMLP):  # Qwen3.5's dense MLP with gate and up in one matmul
             gate, up = fused_linear(self.mlp, ("gate_proj", "up_proj"), x).chunk(2, -1)
             return h + self.mlp.down_proj(self.mlp.act_fn(gate) * up)
+        if not torch.is_grad_enabled():  # sorted-token grouped experts; training keeps Qwen's expert loop
+            return h + moe_forward(self.mlp, x)
         out = self.mlp(x)
         return h + (out[0] if isinstance(out, tuple) else out)
 

@@ -23,7 +23,7 @@ from transformers.modeling_outputs import CausalLMOutput
 from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
     Qwen3_5MoeExperts,
     Qwen3_5MoeRMSNorm,
-    Qwen3_5MoeSparseMoeBlock,
+    Qwen3_5MoeTopKRouter,
 )
 
 from . import fast
@@ -38,28 +38,50 @@ class CheckpointError(RuntimeError):
 
 @dataclass
 class CloverCache:
-    """Preallocated per-sequence history: attention keys/values, GDN and conv state, committed length."""
+    """Preallocated per-sequence history: attention keys/values, GDN and conv state, committed length.
+
+    The committed lengths live twice: `positions` on the device, which forwards read (rotary positions,
+    masks, key slots), so a forward never copies them from the host; and `lengths` on the host, which
+    the caller knows anyway (it decides every commit) and which sizes the forward (keys to attend over).
+    `decode` and `accept` advance both.
+    """
 
     layers: list[LayerState]
     lengths: list[int]  # committed tokens per row (whole blocks of the block size that committed them)
+    positions: torch.Tensor | None = None  # (N,) long on the device: the same counts
+
+    def __post_init__(self):
+        if self.positions is None:
+            self.positions = torch.tensor(self.lengths, dtype=torch.long, device=self.device)
+
+    @property
+    def device(self) -> torch.device:
+        return next(t for t in (self.layers[0].key, self.layers[0].recurrent) if t is not None).device
 
     @property
     def capacity(self) -> int:
         return next((s.key.shape[2] for s in self.layers if s.key is not None), 1 << 30)
 
     def row(self, i: int) -> CloverCache:
-        """A one-sequence view; writes go through to this cache (lengths are copied back by the caller)."""
+        """A one-sequence view; writes go through to this cache (lengths are copied back by the caller,
+        positions are a view and follow)."""
         views = [LayerState(*(None if t is None else t[i : i + 1] for t in (s.key, s.value, s.recurrent, s.conv)))
                  for s in self.layers]
-        return CloverCache(views, [self.lengths[i]])
+        return CloverCache(views, [self.lengths[i]], self.positions[i : i + 1])
 
     def select(self, rows: list[int]) -> CloverCache:
         """A compact copy holding only `rows` (finished sequences leave the batch)."""
-        idx = torch.tensor(rows, device=next(t for t in (self.layers[0].key, self.layers[0].recurrent)
-                                               if t is not None).device)
+        idx = torch.tensor(rows, device=self.device)
         layers = [LayerState(*(None if t is None else t.index_select(0, idx)
                                for t in (s.key, s.value, s.recurrent, s.conv))) for s in self.layers]
-        return CloverCache(layers, [self.lengths[r] for r in rows])
+        return CloverCache(layers, [self.lengths[r] for r in rows], self.positions.index_select(0, idx))
+
+    def rewind(self, tokens: int | list[int]) -> None:
+        """Forget the last `tokens` committed tokens of every row (or `tokens[i]` of row i): benchmarks
+        repeat one forward over the same history. The GDN state is not rewound."""
+        per_row = [tokens] * len(self.lengths) if isinstance(tokens, int) else list(tokens)
+        self.lengths[:] = [x - t for x, t in zip(self.lengths, per_row, strict=True)]
+        self.positions.sub_(tokens if isinstance(tokens, int) else torch.tensor(per_row, device=self.positions.device))
 
 
 @functools.cache
@@ -100,8 +122,11 @@ class CloverPreTrainedModel(PreTrainedModel):
         elif isinstance(module, Qwen3_5MoeExperts):
             init.normal_(module.gate_up_proj, mean=0.0, std=std)
             init.normal_(module.down_proj, mean=0.0, std=std)
-        elif isinstance(module, Qwen3_5MoeSparseMoeBlock):
-            init.normal_(module.gate.weight, mean=0.0, std=std)
+        elif isinstance(module, Qwen3_5MoeTopKRouter):
+            # Unlike Qwen3.5-MoE, on the router itself: transformers skips `_init_weights` for custom-code
+            # modules without parameters of their own (the sparse block), which left every router at zero
+            # and sent every token to experts 0..k-1.
+            init.normal_(module.weight, mean=0.0, std=std)
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
@@ -205,7 +230,7 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         Without `project`, the final hidden states of `keep` instead: `logits(h)` projects them later.
         """
         n, q = input_ids.shape
-        lengths = torch.tensor(cache.lengths, device=input_ids.device)
+        lengths = cache.positions  # on the device: no host copy per forward
         uniform = cache.lengths[0] if all(x == cache.lengths[0] for x in cache.lengths) else None
         key_len = max(cache.lengths) + q
         if key_len > cache.capacity:
@@ -224,6 +249,7 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
             h = layer(h, p, state)
         if commit:
             cache.lengths[:] = [x + commit * block_size for x in cache.lengths]
+            cache.positions.add_(commit * block_size)
         h = h[:, keep] if isinstance(keep, slice) else h.reshape(n * q, -1).index_select(0, keep)
         h = fast.norm(self.model.norm, h)
         return self.logits(h) if project else h
@@ -249,8 +275,9 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
                 if min(blocks) < 0 or max(blocks) > most:
                     raise ValueError(f"accept counts {blocks} outside 0..{most} blocks")
                 rows = torch.arange(len(blocks), device=device)
-                idx = torch.tensor(blocks, device=device)
                 same = blocks[0] if all(b == blocks[0] for b in blocks) else None
+                # the caller has the counts on the host (it read them once for the round's text)
+                idx = None if same is not None else torch.tensor(blocks, device=device)
             width = state.conv.shape[-1]
             if same is not None:  # one count for every row (always so for one sequence): slices
                 state.recurrent.copy_(states.after(same * block_size) if isinstance(states, LazyStates)
@@ -265,6 +292,10 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
             cols = ends[:, None] - width + torch.arange(width, device=full.device)
             state.conv.copy_(full.gather(2, cols[:, None, :].expand(-1, full.shape[1], -1)))
         cache.lengths[:] = [x + b * block_size for x, b in zip(cache.lengths, blocks, strict=True)]
+        if all(b == blocks[0] for b in blocks):
+            cache.positions.add_(blocks[0] * block_size)
+        else:
+            cache.positions.add_(torch.tensor(blocks, device=cache.positions.device) * block_size)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """fp32 vocabulary logits of final hidden states (from `decode(..., project=False)`)."""

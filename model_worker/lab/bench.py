@@ -2,6 +2,9 @@
 
 `python -m model_worker.lab.bench [--json] [--render] [--prompts N]`
 
+`--scale clover-35b-a3b --random-weights [--layers N] --device cuda|cpu` instead times the engine's
+forwards at that shape with random weights (`model_worker.lab.scale`).
+
 The prompt set is fixed: corpus topics asked in words the training questions do not use, in English
 and Chinese. Figures count generated tokens only (never prompt or padding).
 """
@@ -279,8 +282,8 @@ def _time_forward(model, hist, *, block_size: int, width: int, commit: int, keep
         model.decode(ids, cache, block_size=block_size, commit=commit, keep=kept, trial=trial)
         if trial:
             model.accept(cache, [width // block_size], block_size=block_size)
-            cache.lengths[0] -= width
-        cache.lengths[0] -= commit * block_size  # forget the commit: every call sees the same history
+            cache.rewind(width)
+        cache.rewind(commit * block_size)  # forget the commit: every call sees the same history
 
     for _ in range(10):
         call()
@@ -293,6 +296,27 @@ def _time_forward(model, hist, *, block_size: int, width: int, commit: int, keep
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         call()
     return best * 1e3, sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+
+
+def scale_report(args) -> str:
+    """`--scale`: the forwards at a model shape (`model_worker.lab.scale`), as JSON or a table."""
+    from model_worker.lab import scale
+
+    if not args.random_weights:
+        raise ValueError("--scale builds random weights only: pass --random-weights")
+    device = "cpu" if args.device == "auto" and not torch.cuda.is_available() else args.device
+    device = "cuda" if device == "auto" else device
+    try:
+        batches = tuple(int(b) for b in args.batches.split(","))
+    except ValueError:
+        raise ValueError(f"--batches takes comma-separated batch sizes, got {args.batches!r}") from None
+    if not batches or min(batches) < 1:
+        raise ValueError(f"--batches must be positive, got {args.batches!r}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    result = scale.run(args.scale, device=device, layers=args.layers, history=args.history, prefill=args.prefill,
+                       batches=batches, repeats=args.repeats)
+    return json.dumps(result) if args.json else scale.format_text(result)
 
 
 def format_text(result: dict) -> str:
@@ -382,9 +406,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--slots", type=int, metavar="PAGES",
                         help="only measure, per slot of a block, how often the first denoising step is right and "
                              "sure on PAGES corpus pages the checkpoint was trained on (model_worker.lab.slots)")
+    parser.add_argument("--scale", help="time the forwards at a model shape with random weights instead "
+                        "(clover-35b-a3b, tiny-moe; model_worker.lab.scale)")
+    parser.add_argument("--random-weights", action="store_true", help="with --scale: the only weights it builds")
+    parser.add_argument("--layers", type=int, help="with --scale: build only N layers (ms also scaled to full depth)")
+    parser.add_argument("--history", type=int, default=1024, help="with --scale: cached tokens before each forward")
+    parser.add_argument("--prefill", type=int, default=4096, help="with --scale: prompt tokens of the prefill item")
+    parser.add_argument("--batches", default="1,8", help="with --scale: batch sizes, comma separated")
+    parser.add_argument("--repeats", type=int, default=5, help="with --scale: timed calls per item (median)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
+        if args.scale is not None:
+            print(scale_report(args))
+            return
         if args.titles is not None:
             print(json.dumps(titles_report(args.path, device=args.device, pages=args.titles, threads=args.threads),
                              ensure_ascii=False))

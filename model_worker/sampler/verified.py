@@ -73,6 +73,22 @@ def _verify(draft_logits, verify_logits, drafts, draws: _Draws, rows: list[int])
     return accepted, draws.sample(left, rows)
 
 
+def draft_and_verify(model, cache, newest: torch.Tensor, bs: int, draws: _Draws, rows: list[int]):
+    """A round's two forwards, without reading the device: drafts (M, B - 1), accepted draft counts (M,)
+    and the token after each accepted run (M,). `newest` (M,) opens each row's window."""
+    mask_id = model.config.mask_token_id
+    window = torch.full((newest.shape[0], bs), mask_id, dtype=torch.long, device=newest.device)
+    window[:, 0] = newest
+    draft_logits = model.decode(window, cache, block_size=bs, keep=slice(0, bs - 1))  # (M, B - 1, V)
+    draft_logits[..., mask_id] = float("-inf")
+    drafts = (draft_logits.argmax(-1) if draws.temperature == 0
+              else draws.sample((draft_logits / draws.temperature).softmax(-1), rows))
+    verify_logits = model.decode(torch.cat([window[:, :1], drafts], 1), cache, block_size=1, trial=True)
+    verify_logits[..., mask_id] = float("-inf")
+    accepted, nxt = _verify(draft_logits, verify_logits, drafts, draws, rows)
+    return drafts, accepted, nxt
+
+
 @torch.inference_mode()
 def generate_verified(
     model,
@@ -90,7 +106,6 @@ def generate_verified(
     """
     config, bs = model.config, cfg.block_size
     device = next(model.parameters()).device
-    mask_id = config.mask_token_id
     n = len(prompts)
     done = Rows(n, config.eos_token_ids, on_block)
     ends = [min(len(p) + cfg.max_new_tokens, config.max_position_embeddings) for p in prompts]  # exclusive
@@ -105,7 +120,8 @@ def generate_verified(
             model.prefill(torch.tensor(prompt[:-1], device=device)[None], row, block_size=1, chunk=PREFILL_CHUNK)
             cache.lengths[i] = row.lengths[0]
             forwards[i] += -(-(len(prompt) - 1) // PREFILL_CHUNK)
-    newest = [p[-1] for p in prompts]
+    # The token that opens each row's next draft stays on the device: the round's input needs no copy.
+    newest = torch.tensor([p[-1] for p in prompts], device=device)
     length = [len(p) for p in prompts]  # committed tokens, prompt included
     round_no = 0
 
@@ -113,36 +129,30 @@ def generate_verified(
         if done.stop_requested(should_stop):
             break
         rows = done.rows
-        window = torch.full((len(rows), bs), mask_id, dtype=torch.long, device=device)
-        window[:, 0] = torch.tensor([newest[i] for i in rows], device=device)
-        draft_logits = model.decode(window, cache, block_size=bs, keep=slice(0, bs - 1))  # (M, B - 1, V)
-        draft_logits[..., mask_id] = float("-inf")
-        drafts = (draft_logits.argmax(-1) if draws.temperature == 0
-                  else draws.sample((draft_logits / draws.temperature).softmax(-1), rows))
-        verify_logits = model.decode(torch.cat([window[:, :1], drafts], 1), cache, block_size=1, trial=True)
-        verify_logits[..., mask_id] = float("-inf")
-        accepted, nxt = _verify(draft_logits, verify_logits, drafts, draws, rows)
+        drafts, accepted, nxt = draft_and_verify(model, cache, newest, bs, draws, rows)
 
+        # The round's one host synchronisation: drafts, accepted count and next token of every row at once.
+        read = torch.cat([drafts, accepted[:, None], nxt[:, None]], 1).tolist()
         now = done.elapsed()
         counts, keep_rows = [], []
-        drafts_l, accepted_l, nxt_l = drafts.tolist(), accepted.tolist(), nxt.tolist()
         for r, i in enumerate(rows):
             forwards[i] += 2
-            a = accepted_l[r]
-            new = (drafts_l[r][:a] + [nxt_l[r]])[: ends[i] - length[i]]
+            *drafted, a, after = read[r]
+            new = (drafted[:a] + [after])[: ends[i] - length[i]]
             if on_step is not None:
-                shown = new + drafts_l[r][a + 1:]
+                shown = new + drafted[a + 1:]
                 on_step(i, round_no, shown, [False] * len(new) + [True] * (len(shown) - len(new)))
             length[i] += len(new)
-            newest[i] = new[-1]
             counts.append(len(new))  # the round's input [newest, new[:-1]] becomes history
             if done.finish_piece(i, round_no, new, at_limit=length[i] >= ends[i], now=now):
-                keep_rows.append(r)
+                keep_rows.append(r)  # a row that runs on kept its whole `new`: its newest token is `nxt`
         model.accept(cache, counts, block_size=1)
+        newest = nxt
         if len(keep_rows) < len(rows):
             if not done.retire(keep_rows):
                 break
             cache = cache.select(keep_rows)
+            newest = newest.index_select(0, torch.tensor(keep_rows, device=device))
         round_no += 1
 
     return done.outputs()

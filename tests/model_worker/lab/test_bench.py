@@ -124,3 +124,55 @@ def test_end_to_end_refuses_a_draft_width_the_product_does_not_use(checkpoint):
     with pytest.raises(SystemExit, match="--end-to-end runs the product's verified preset"):
         bench.main(["--path", str(checkpoint), "--device", "cpu", "--threads", "1", "--prompts", "1",
                     "--block-size", "8", "--max-new-tokens", "8", "--end-to-end"])
+
+
+SCALE = ["--scale", "tiny-moe", "--random-weights", "--device", "cpu", "--threads", "1", "--history", "16",
+         "--prefill", "32", "--batches", "1,2", "--repeats", "1", "--json"]
+
+
+def test_the_scale_bench_times_every_forward_without_host_syncs_inside_a_forward(capsys):
+    bench.main(SCALE)
+    result = json.loads(capsys.readouterr().out)
+    names = {"one_token", "draft", "verify_accept", "verified_round", "block_step", "prefill_32"}
+    assert set(result["items"]) == {f"{n}_bs{b}" for n in names for b in (1, 2)}
+    assert result["sync_violations"] == []
+    assert result["items"]["verified_round_bs1"]["host_syncs"] == 1  # the round's one read
+    for item in result["items"].values():
+        assert item["ms"] > 0 and item["aten_ops"] > 0
+        assert item["experts_per_layer"] > 1  # the router spreads tokens (it was all-zero once)
+
+
+def test_an_item_call_planted_in_a_forward_breaks_the_sync_target(capsys, monkeypatch):
+    from model_worker.clover.layers import CloverGatedDeltaNet
+
+    forward = CloverGatedDeltaNet.forward
+
+    def planted(self, x, **kw):
+        x.sum().item()
+        return forward(self, x, **kw)
+
+    monkeypatch.setattr(CloverGatedDeltaNet, "forward", planted)
+    bench.main(SCALE)
+    result = json.loads(capsys.readouterr().out)
+    assert any(v.startswith("one_token_bs1: ") for v in result["sync_violations"])
+    assert result["items"]["one_token_bs1"]["sync_sites"] == {"item": 3}  # one per GDN layer
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--scale", "huge", "--random-weights"], "unknown scale 'huge'"),
+    (["--scale", "tiny-moe"], "pass --random-weights"),
+    (["--scale", "tiny-moe", "--random-weights", "--layers", "9"], "--layers must be between 1 and 4"),
+    (["--scale", "clover-35b-a3b", "--random-weights", "--device", "cpu", "--batches", "4096"], "GiB is free"),
+])
+def test_the_scale_bench_refuses_bad_input_with_a_clear_message(args, message):
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(args)
+    assert message in str(exit_.value)
+
+
+def test_the_scale_bench_refuses_cuda_where_there_is_none(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit, match="sees no CUDA GPU"):
+        bench.main(["--scale", "tiny-moe", "--random-weights", "--device", "cuda"])
