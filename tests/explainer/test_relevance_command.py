@@ -52,6 +52,7 @@ def test_generate_writes_routed_pages_through_the_backend_and_checks_them(monkey
     assert generation | {"seconds": 0} == {
         "in_library": 2, "pages": 2, "on_topic": 0, "promised_language": 2, "asked_language": 2, "failed": 0,
         "out_of_library": 1, "refused": 1, "answered_other_topic": 0, "from_library": 0, "seconds": 0,
+        "model_pages": 2, "model_wrote_routed_page": 0,
         "backend": TEST_BACKEND,
     }
 

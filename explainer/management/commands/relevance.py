@@ -121,7 +121,8 @@ class Command(BaseCommand):
         writable = None if open_domain else writable_topics(settings)
         index = library_index()
         counts = dict(in_library=0, pages=0, on_topic=0, promised_language=0, asked_language=0, failed=0,
-                      out_of_library=0, refused=0, answered_other_topic=0, from_library=0)
+                      out_of_library=0, refused=0, answered_other_topic=0, from_library=0,
+                      model_pages=0, model_wrote_routed_page=0)
         titles = {p.title for p in index.pages}
         started = time.monotonic()
         for q in labelled:
@@ -143,6 +144,11 @@ class Command(BaseCommand):
                     continue
                 html = outcome.html
             title = (_TITLE.search(html) or [None, ""])[1].strip()
+            if not plan.from_library:
+                # Whatever the routing: did the model write the page it was asked for (its title)?
+                counts["model_pages"] += 1
+                counts["model_wrote_routed_page"] += bool(route.page) and title == (
+                    index.by_slug[plan.topic].title if plan.topic in index.by_slug else None)
             lang = ((_LANG.search(html) or [None, ""])[1].lower().split("-") or [""])[0]
             if not expected:
                 counts["answered_other_topic"] += title in titles
