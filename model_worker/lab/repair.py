@@ -19,20 +19,11 @@ import time
 
 from model_worker.backends.base import PageRequest, RepairNote
 from model_worker.lab.bench import PROMPTS, render_reports
-from model_worker.worker.run import run_page
+from model_worker.worker.run import NullSink, run_page
 
 DEFAULT_PROMPTS = 8
 
 
-class _Quiet:
-    def on_draft(self, block, pieces):
-        pass
-
-    def on_commit(self, block, text, tokens):
-        pass
-
-    def should_stop(self):
-        return False
 
 
 def _no_page(message: str) -> dict:
@@ -48,7 +39,7 @@ def repair_run(backend, requests: list[PageRequest], attempts: int = 2) -> dict:
 
     def write(i: int, request: PageRequest) -> None:
         try:
-            outcome = run_page(backend, request, _Quiet())
+            outcome = run_page(backend, request, NullSink())
         except Exception as exc:  # noqa: BLE001 - the web app reports it as generation_failed; so does this
             tokens.append(0)
             reports[i] = _no_page(f"no page (generation_failed): {exc}")
@@ -97,7 +88,7 @@ def requests_for(prompts: int, follow_up: str | None, backend, revise: bool = Fa
     capabilities = getattr(backend, "capabilities", None)
     if not revise and capabilities is not None and not capabilities.revises_pages:
         return [PageRequest(question=follow_up, lang=r.lang, topic=r.topic) for r in requests]
-    firsts = [run_page(backend, r, _Quiet()) for r in requests]
+    firsts = [run_page(backend, r, NullSink()) for r in requests]
     return [PageRequest(question=follow_up, lang=r.lang, previous_page=o.html or None)
             for r, o in zip(requests, firsts, strict=True)]
 

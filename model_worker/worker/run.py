@@ -31,3 +31,16 @@ def run_page(backend: PageBackend, request: PageRequest, sink: PageSink) -> Page
         return PageOutcome.failed("empty_page", f"The model wrote no complete page: {'; '.join(problems)}.",
                                   result.stats)
     return PageOutcome(status="done", html=result.html, stats=result.stats)
+
+
+class NullSink:
+    """A `PageSink` that shows nothing and never stops the page: for benchmarks and batch runs."""
+
+    def on_draft(self, block: int, pieces: list[str | None]) -> None:
+        pass
+
+    def on_commit(self, block: int, text: str, tokens: int) -> None:
+        pass
+
+    def should_stop(self) -> bool:
+        return False

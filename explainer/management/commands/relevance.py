@@ -37,15 +37,6 @@ _TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
 _LANG = re.compile(r"<html[^>]*\blang=[\"']?([A-Za-z-]+)", re.I)
 
 
-class _Quiet:
-    def on_draft(self, block, pieces):
-        pass
-
-    def on_commit(self, block, text, tokens):
-        pass
-
-    def should_stop(self):
-        return False
 
 
 class Command(BaseCommand):
@@ -113,7 +104,7 @@ class Command(BaseCommand):
         from explainer.selectors.library import library_page_html
         from model_worker.backends.base import PageRequest
         from model_worker.config import backend_capabilities, engine_settings, load_backend, writable_topics
-        from model_worker.worker.run import run_page
+        from model_worker.worker.run import NullSink, run_page
 
         settings = engine_settings()
         backend = load_backend(settings)
@@ -138,7 +129,7 @@ class Command(BaseCommand):
                 html = library_page_html(slug=plan.topic) or ""
             else:
                 request = PageRequest(question=q.question, lang=plan.lang, topic=plan.topic)
-                outcome = run_page(backend, request, _Quiet())
+                outcome = run_page(backend, request, NullSink())
                 if outcome.status != "done":
                     counts["failed"] += 1
                     continue
