@@ -12,7 +12,9 @@ from channels.db import database_sync_to_async
 from explainer.models import Generation, PageVersion
 from model_worker import events
 from model_worker.backends.base import PageRequest
+from tests.support import sockets
 from tests.support.denoiser import page_for
+from tests.support.sockets import generation_row
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.usefixtures("celery_workers")]
 
@@ -21,12 +23,7 @@ DISCONNECT_TIMEOUT_S = 10
 
 
 async def receive_until(ws, types: set[str], seen: list[dict]) -> dict:
-    """Collect events until one of `types` arrives; returns it."""
-    while True:
-        event = await ws.receive_json_from(timeout=TIMEOUT)
-        seen.append(event)
-        if event["type"] in types:
-            return event
+    return await sockets.receive_until(ws, types, seen, timeout=TIMEOUT)
 
 
 async def receive_until_generation_ends(ws, seen: list[dict]) -> dict:
@@ -36,11 +33,6 @@ async def receive_until_generation_ends(ws, seen: list[dict]) -> dict:
 def assert_ids_increase_one_by_one(seen: list[dict], start: int = 1):
     ids = [e["id"] for e in seen]
     assert ids == list(range(start, start + len(ids))), ids
-
-
-@database_sync_to_async
-def generation_row(generation_id) -> Generation:
-    return Generation.objects.get(pk=generation_id)
 
 
 @database_sync_to_async

@@ -11,14 +11,19 @@ import time
 from pathlib import Path
 
 import pytest
-from channels.db import database_sync_to_async
 
 from explainer.models import Generation
+from tests.support import sockets
 from tests.support.net import free_port, listening
+from tests.support.sockets import generation_row
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.usefixtures("celery_workers")]
 
 TIMEOUT = 90
+
+
+async def receive_until(ws, types: set[str], seen: list[dict]) -> dict:
+    return await sockets.receive_until(ws, types, seen, timeout=TIMEOUT)
 
 
 @pytest.fixture(scope="module", params=["causal", "diffusion", "openai"])
@@ -48,19 +53,6 @@ def worker_env(request, tmp_path_factory):
     tokens = "600" if request.param == "causal" else "160"
     yield {"MODEL_BACKEND": "transformers", "MODEL_PATH": str(folder), "MODEL_DEVICE": "cpu",
            "MODEL_MAX_NEW_TOKENS": tokens}
-
-
-async def receive_until(ws, types: set[str], seen: list[dict]) -> dict:
-    while True:
-        event = await ws.receive_json_from(timeout=TIMEOUT)
-        seen.append(event)
-        if event["type"] in types:
-            return event
-
-
-@database_sync_to_async
-def generation_row(generation_id) -> Generation:
-    return Generation.objects.get(pk=generation_id)
 
 
 async def test_a_real_model_streams_its_reply_and_a_reply_without_a_page_fails_clearly(connect, worker_env):

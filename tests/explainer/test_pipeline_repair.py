@@ -4,31 +4,22 @@ check in Chromium, and a socket that follows each repair."""
 from __future__ import annotations
 
 import pytest
-from channels.db import database_sync_to_async
 
-from explainer.models import Generation
+from tests.support import sockets
+from tests.support.sockets import generation_row
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.usefixtures("celery_workers")]
 
 TIMEOUT = 90
 
 
+async def receive_until(ws, types: set[str], seen: list[dict]) -> dict:
+    return await sockets.receive_until(ws, types, seen, timeout=TIMEOUT)
+
+
 @pytest.fixture(scope="module")
 def worker_env() -> dict:
     return {"REPAIR_ATTEMPTS": "2"}
-
-
-async def receive_until(ws, types: set[str], seen: list[dict]) -> dict:
-    while True:
-        event = await ws.receive_json_from(timeout=TIMEOUT)
-        seen.append(event)
-        if event["type"] in types:
-            return event
-
-
-@database_sync_to_async
-def generation_row(generation_id) -> Generation:
-    return Generation.objects.get(pk=generation_id)
 
 
 @pytest.mark.browser
