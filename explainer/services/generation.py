@@ -30,6 +30,7 @@ from explainer.services.topic_requests import topic_request_record
 from model_worker import events, lifecycle
 from model_worker.backends.base import LANGS, LIBRARY_ONLY, BackendCapabilities, PageOutcome, PageRequest
 from model_worker.config import backend_capabilities, engine_settings, writable_topics
+from model_worker.queues import GPU_QUEUE, PAGE_PRIORITY
 
 log = logging.getLogger(__name__)
 
@@ -212,8 +213,9 @@ def generation_enqueue(generation: Generation, request: PageRequest, *, topic_ev
         raise GenerationRejected("unavailable", message) from exc
 
 
-def generation_send(generation_id: str, request: dict) -> None:
-    """Put the generation's task on the `gpu` queue, with the ticket and request the reaper reads."""
+def generation_send(generation_id: str, request: dict, *, priority: int = PAGE_PRIORITY) -> None:
+    """Put the generation's task on the `gpu` queue, with the ticket and request the reaper reads; a
+    page sent again (`REDELIVERY_PRIORITY`) goes ahead of those waiting."""
     from explainer.celery import app
 
     r = redis_client()
@@ -223,7 +225,8 @@ def generation_send(generation_id: str, request: dict) -> None:
         "model_worker.generate_page",
         args=[generation_id, request],
         kwargs={"stream_maxlen": settings.GENERATION_STREAM_MAXLEN, "stream_ttl_s": settings.GENERATION_STREAM_TTL_S},
-        queue="gpu",
+        queue=GPU_QUEUE,
+        priority=priority,
     )
 
 

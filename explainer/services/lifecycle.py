@@ -28,6 +28,7 @@ from explainer.services.generation import UNAVAILABLE, generation_finish, genera
 from explainer.services.streams import event_append, redis_client
 from model_worker import lifecycle
 from model_worker.backends.base import PageOutcome
+from model_worker.queues import REDELIVERY_PRIORITY
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def _act(r, generation_id: str, verdict: str, state: lifecycle.State) -> str:
         event_append(generation_id=generation_id, type="queued", thread=str(generation.thread_id),
                      position=generation_queue_position(generation=generation), requeued=True, **lost)
         if verdict == "requeue":
-            generation_send(generation_id, request)
+            generation_send(generation_id, request, priority=REDELIVERY_PRIORITY)  # it has waited once already
     else:
         code, message = ("worker_lost", WORKER_LOST) if verdict == "fail_lost" else ("unavailable", QUEUE_LOST)
         generation_finish(generation_id=generation_id, outcome=PageOutcome.failed(code, message))

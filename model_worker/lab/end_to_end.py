@@ -31,7 +31,7 @@ from pathlib import Path
 from model_worker import events, lifecycle
 from model_worker.backends.base import PageOutcome, PageRequest
 from model_worker.config import REPO_ROOT
-from model_worker.queues import FINISH_QUEUE
+from model_worker.queues import FINISH_QUEUE, GPU_QUEUE, PAGE_PRIORITY
 
 START_TIMEOUT_S = 300  # the worker imports torch and loads the checkpoint before its first commit
 PAGE_TIMEOUT_S = 900
@@ -105,7 +105,8 @@ def _one_page(r, app, request: PageRequest) -> dict:
     """Enqueue one page, read its stream to the end; token count and times as the reader saw them."""
     generation_id = uuid.uuid4().hex
     started = time.perf_counter()
-    app.send_task("model_worker.generate_page", args=[generation_id, request.to_dict()], queue="gpu")
+    app.send_task("model_worker.generate_page", args=[generation_id, request.to_dict()], queue=GPU_QUEUE,
+                  priority=PAGE_PRIORITY)
     first = last = None
     tokens, after = 0, 0
     deadline = time.monotonic() + PAGE_TIMEOUT_S
@@ -133,7 +134,8 @@ def _one_page(r, app, request: PageRequest) -> dict:
 def _warm_up(r, app, request: PageRequest, log: Path) -> None:
     """One page, cancelled after its first block: the worker loads the model and warms up off the clock."""
     generation_id = uuid.uuid4().hex
-    app.send_task("model_worker.generate_page", args=[generation_id, request.to_dict()], queue="gpu")
+    app.send_task("model_worker.generate_page", args=[generation_id, request.to_dict()], queue=GPU_QUEUE,
+                  priority=PAGE_PRIORITY)
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _finished(r, generation_id):
         if any(e["type"] == "commit" for e in events.decode(events.since(r, generation_id))):

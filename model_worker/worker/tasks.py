@@ -214,6 +214,8 @@ def _dead_holder(r, generation_id: str) -> str | None:
     acks_late=True,
     # A child killed mid-page (out of memory, a crash) puts the message back for another attempt.
     reject_on_worker_lost=True,
+    # ... at the front of the queue, ahead of the pages asked after it.
+    Request="model_worker.worker.redelivery:FrontOfQueueRequest",
     # A lost broker connection is worth another try; a failing model is reported, not retried.
     autoretry_for=(redis.ConnectionError,),
     max_retries=3,

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.support.net import TEST_BACKEND
+from tests.support.sockets import generation_row, receive_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_workers")]
 
@@ -55,6 +56,23 @@ async def test_a_gpu_worker_killed_mid_page_delivers_the_page_and_tells_the_lear
 
     page = page_for(PageRequest(question="[[slow]] Why is the sky blue?", topic="sky-blue"))
     assert "".join(e["text"] for e in after if e["type"] == "commit") == page
+
+
+async def test_a_killed_page_is_written_again_ahead_of_the_pages_asked_after_it(connect, celery_workers):
+    first, second = await connect(), await connect()
+    await first.send_json_to({"type": "ask", "question": "[[slow]] Why is the sky blue?"})
+    await receive_until(first, {"commit"}, [], timeout=TIMEOUT)
+    await second.send_json_to({"type": "ask", "question": "[[slow]] How do tides work?"})
+    waiting = await receive_until(second, {"queued", "error"}, [], timeout=TIMEOUT)
+    assert waiting["type"] == "queued", waiting
+    [child] = gpu_children(celery_workers)
+    os.kill(child, signal.SIGKILL)
+    killed = await receive_until(first, {"done", "error"}, [], timeout=TIMEOUT)
+    behind = await receive_until(second, {"done", "error"}, [], timeout=TIMEOUT)
+    assert (killed["type"], behind["type"]) == ("done", "done")
+    killed_row, behind_row = await generation_row(killed["generation"]), await generation_row(behind["generation"])
+    # Sent again at the back of the queue, the killed page would be written after the one asked later.
+    assert killed_row.finished_at < behind_row.finished_at
 
 
 async def test_done_arrives_while_the_render_check_worker_is_busy(connect, celery_workers):
