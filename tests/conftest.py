@@ -228,13 +228,12 @@ def worker_env() -> dict:
     return {}
 
 
-@pytest.fixture(scope="session")
-def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory):
+def _serve(tmp_path_factory, django_db_blocker, **env_extra):
     """The whole ASGI app (HTTP, static files, websockets) served by Daphne's runserver on a free port."""
     children = Children(tmp_path_factory.mktemp("server"))
     port = free_port()
     with django_db_blocker.unblock():
-        env = child_env()
+        env = child_env(**env_extra)
     try:
         # --nostatic: explainer.asgi serves static/ with the CORS header sandboxed pages' imports need.
         children.start("daphne", [sys.executable, "manage.py", "runserver", "--noreload", "--nostatic",
@@ -242,6 +241,18 @@ def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory):
         yield f"http://127.0.0.1:{port}"
     finally:
         children.stop()
+
+
+@pytest.fixture(scope="session")
+def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The live app; a page nobody watches is cancelled at once (ORPHAN_GRACE_S=0)."""
+    yield from _serve(tmp_path_factory, django_db_blocker)
+
+
+@pytest.fixture(scope="module")
+def patient_server_url(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The live app with the production habit of waiting for a viewer who dropped off (ORPHAN_GRACE_S=20)."""
+    yield from _serve(tmp_path_factory, django_db_blocker, ORPHAN_GRACE_S="20")
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 # stop the test database from being dropped at the end of the run.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-ORPHAN_GRACE_S = 0
+# A page nobody watches stops at once unless a test asks for the production habit of waiting.
+ORPHAN_GRACE_S = env.env_int("ORPHAN_GRACE_S", 0, minimum=0)
 # The test denoiser stands in for the model (tests/support/denoiser.py); children get it by MODEL_BACKEND too.
 MODEL_BACKEND = env.env_str("MODEL_BACKEND", "tests.support.denoiser:DeterministicDenoiser")
 # The test denoiser's page fails the render check's interaction check; tests that want repairs ask for them.

@@ -6,23 +6,13 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
-
-from explainer.render_check.browser import launch_options
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("celery_workers")]
 
 TIMEOUT_MS = 60_000
 SHOTS = Path(__file__).resolve().parents[2] / "var"
-
-
-@pytest.fixture
-def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(**launch_options())
-        yield chromium
-        chromium.close()
 
 
 def test_a_learner_asks_watches_the_drafts_sees_the_page_and_follows_up(browser, live_server_url):

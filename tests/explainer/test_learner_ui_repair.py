@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
-
-from explainer.render_check.browser import launch_options
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("celery_workers")]
@@ -16,14 +14,6 @@ TIMEOUT_MS = 90_000  # three pages, each render-checked in Chromium
 @pytest.fixture(scope="module")
 def worker_env() -> dict:
     return {"REPAIR_ATTEMPTS": "2"}
-
-
-@pytest.fixture
-def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(**launch_options())
-        yield chromium
-        chromium.close()
 
 
 def test_a_page_that_fails_its_check_shows_fixing_then_the_version_that_passes(browser, live_server_url):
