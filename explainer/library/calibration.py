@@ -3,8 +3,9 @@
 A question set is JSON: `{"questions": [{"lang", "question", "topic", "also"?, "split"}, ...]}`.
 `topic` is the topic key the question is about; the question is in-library when the index has that
 topic and out-of-library otherwise, so the set follows the library as pages are added. `also` names
-other topics that answer it as well; `split` ("calibration" | "held-out") is fixed in the file: the
-threshold is calibrated on one half and measured on the other.
+other topics that answer it as well; `split` ("calibration" | "held-out" | "fresh") is fixed in the
+file: the threshold is calibrated on the calibration half and measured on the others; `fresh` was
+written blind to the router and is never tuned on.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from explainer.library.index import LibraryIndex
 from explainer.library.router import DEFAULT_THRESHOLD
 
 QUESTION_SET = Path(__file__).resolve().parents[2] / "tests" / "data" / "router_questions.json"
-SPLITS = ("calibration", "held-out")
+SPLITS = ("calibration", "held-out", "fresh")
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class LabelledQuestion:
     lang: str
     question: str
     topic: str  # the topic key it is about, whether or not the library has it
-    split: str  # "calibration" | "held-out"
+    split: str  # "calibration" | "held-out" | "fresh"
     also: tuple[str, ...] = ()  # other topics that answer it as well
 
 
