@@ -254,6 +254,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
     else:
         tok = train_tokenizer(tokenizer_texts(pages), vocab_size=cfg.vocab_size)
         tok.save_pretrained(str(out))
+    if init_from is not None:
+        cfg = replace(cfg, context=max(cfg.context, _checkpoint_context(init_from)))
     direct, followups = build_examples(tok, pages, cfg, log=log)
 
     if init_from is not None:
@@ -263,8 +265,12 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
         if set(model.config.trained_block_sizes) != set(cfg.block_sizes):
             raise ValueError(f"{init_from} was trained for block sizes {list(model.config.trained_block_sizes)}, "
                              f"this run for {list(cfg.block_sizes)}")
-        cfg = replace(cfg, model={k: getattr(model.config, k) for k in cfg.model},
-                      context=model.config.max_position_embeddings)
+        # The context can grow (--context): positions are rotary, so no weight depends on it; the
+        # rotary table is built from the config on first use.
+        context = max(cfg.context, model.config.max_position_embeddings)
+        model.config.max_position_embeddings = context
+        model.model._rope.clear()
+        cfg = replace(cfg, model={k: getattr(model.config, k) for k in cfg.model}, context=context)
     else:
         model = make_model(tok, cfg)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "embed" not in n]
@@ -312,6 +318,10 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
                     f"({time.perf_counter() - t0:.0f}s)")
     bar.close()
     return {"step": end, "losses": losses, "seconds": time.perf_counter() - t0}
+
+
+def _checkpoint_context(folder: Path) -> int:
+    return int(json.loads((folder / "config.json").read_text())["max_position_embeddings"])
 
 
 def _checkpoint_pages(folder: Path) -> list[str] | None:
@@ -400,6 +410,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="with --init-from: train on every corpus page, not only the checkpoint's")
     parser.add_argument("--foreign-questions", type=int,
                         help="examples per page that pair its topic with other pages' questions")
+    parser.add_argument("--context", type=int,
+                        help="training context in tokens; with --init-from it can grow the checkpoint's "
+                             "(rotary positions: no weight depends on it), never shrink it")
     parser.add_argument("--export", type=Path, help="after training, write a copy without optimizer state here")
     parser.add_argument("--threads", type=int, default=default_threads(),
                         help="torch threads (default: the cores not already busy, at least 1)")
@@ -413,7 +426,7 @@ def main(argv: list[str] | None = None) -> None:
                                    "suffix_mask_rate": args.suffix_mask_rate, "head_rate": args.head_rate,
                                    "head_tokens": args.head_tokens, "causal_history_rate": args.causal_history_rate,
                                    "draft_mask_rate": args.draft_mask_rate,
-                                   "foreign_questions": args.foreign_questions,
+                                   "foreign_questions": args.foreign_questions, "context": args.context,
                                    "head_block_weights": tuple(args.head_block_weights)
                                    if args.head_block_weights else None}.items() if v is not None}
     cfg = replace(PRESETS[args.preset], **overrides)

@@ -203,3 +203,18 @@ def test_the_training_record_names_the_pages_the_checkpoint_can_write(tmp_path):
     train(cfg, tmp_path, pages=[*PAGES, long_page], progress=False, log=lambda _: None)
     record = json.loads((tmp_path / "training.json").read_text())
     assert "long-one" in record["pages"] and record["writable_pages"] == sorted(p.slug for p in PAGES)
+
+
+def test_a_run_from_a_checkpoint_can_grow_its_context_to_fit_longer_pages(tmp_path):
+    import json
+
+    cfg = replace(PRESETS["tiny"], steps=2, save_every=2, context=160)
+    long_page = corpus_page("long", PAGES[0].html.replace("</script>", "// more text\n" * 40 + "</script>"),
+                            (("en", "What is the long one?"),))
+    train(cfg, tmp_path / "a", pages=PAGES, progress=False, log=lambda _: None)
+    logged = []
+    train(replace(cfg, context=1024), tmp_path / "b", pages=[*PAGES, long_page], progress=False,
+          init_from=tmp_path / "a", all_pages=True, log=logged.append)
+    assert json.loads((tmp_path / "b" / "config.json").read_text())["max_position_embeddings"] == 1024
+    assert "long" in json.loads((tmp_path / "b" / "training.json").read_text())["writable_pages"]
+    assert not any("more than the training context" in line for line in logged)
