@@ -286,8 +286,10 @@ async def worker_kill(stack: Stack, n: int) -> Result:
     ask = state.get("ask")
     if ask is not None:
         told = ask.retried or (ask.sent + ask.done_s if ask.done_s else None)
+        done = ask.sent + ask.done_s - state["at"] if ask.done_s else None
         result.note = (f"killed page told in {told - state['at']:.1f} s, " if told else "killed page never told, ") + (
-            "then delivered" if ask.done_s else f"then {ask.error[0] if ask.error else 'nothing'}")
+            f"delivered {done:.1f} s after the kill" if done is not None
+            else f"then {ask.error[0] if ask.error else 'nothing'}")
     return result
 
 
