@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 
 from explainer.models import Generation, PageVersion, Thread
 from model_worker import events, lifecycle
+from tests.support.queues import gpu_messages
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -75,7 +76,7 @@ async def test_the_socket_stays_usable_after_bad_messages(connect, redis_db):
     assert str(generation.thread_id) == queued["thread"]
     assert generation.status == Generation.Status.QUEUED
     # The GPU task is on its queue, named as the worker expects.
-    body = json.loads(redis_db.lindex("gpu", 0))
+    [body] = gpu_messages(redis_db)
     assert body["headers"]["task"] == "model_worker.generate_page"
 
 

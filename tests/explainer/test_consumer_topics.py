@@ -26,7 +26,16 @@ async def test_the_topic_event_names_the_library_page_before_any_draft(connect):
     assert topic["score"] > 0 and topic["nearest"][0]["slug"] == "zh-rainbow"
 
 
-async def test_an_english_question_on_a_chinese_only_topic_says_the_page_is_chinese(connect):
+@pytest.fixture
+def rainbow_in_chinese_only(monkeypatch):
+    """The library as it was while rainbows had a Chinese page only."""
+    from explainer.selectors import library
+
+    pages = tuple(p for p in library._corpus_pages() if p.slug != "rainbow")
+    monkeypatch.setattr(library, "_corpus_pages", lambda: pages)
+
+
+async def test_an_english_question_on_a_chinese_only_topic_says_the_page_is_chinese(connect, rainbow_in_chinese_only):
     ws = await connect()
     await ws.send_json_to({"type": "ask", "question": "How does a rainbow form?", "lang": "en"})
     await ws.receive_json_from(timeout=10)

@@ -3,7 +3,6 @@ learner hears about it; a generation a worker still holds, or whose task waits o
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import timedelta
 
@@ -13,6 +12,7 @@ from django.utils import timezone
 from explainer.models import Generation, PageVersion, Thread
 from explainer.services.lifecycle import generations_reap
 from model_worker import events, lifecycle
+from tests.support.queues import gpu_messages
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -32,7 +32,7 @@ def stream(redis_db, generation_id: str) -> list[dict]:
 
 
 def gpu_tasks(redis_db) -> list[list]:
-    return [json.loads(m)["headers"]["argsrepr"] for m in redis_db.lrange("gpu", 0, -1)]
+    return [m["headers"]["argsrepr"] for m in reversed(gpu_messages(redis_db))]
 
 
 def died_mid_page(redis_db, generation_id: str, attempts: int) -> None:

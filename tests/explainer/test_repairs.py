@@ -15,6 +15,7 @@ from explainer.services.generation import generation_create, generation_finish
 from explainer.services.render_checks import render_check_record
 from model_worker import events
 from model_worker.backends.base import PageOutcome, PageRequest
+from tests.support.queues import gpu_messages
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -23,8 +24,8 @@ def gpu_requests(redis_db) -> list[tuple[str, dict]]:
     """(generation id, request) of each generate_page message on the gpu queue, oldest first, read from the
     message body (argsrepr shortens long pages)."""
     out = []
-    for raw in reversed(redis_db.lrange("gpu", 0, -1)):
-        args, _kwargs, _embed = json.loads(base64.b64decode(json.loads(raw)["body"]))
+    for message in gpu_messages(redis_db):
+        args, _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
         out.append((args[0], args[1]))
     return out
 

@@ -12,6 +12,7 @@ from explainer.models import Classroom, Generation, Learner, ModerationItem, Pag
 from explainer.services.generation import GenerationRejected, generation_create, generation_finish
 from model_worker import events
 from model_worker.backends.base import PageOutcome
+from tests.support.queues import gpu_messages, gpu_waiting
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -19,8 +20,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 def gpu_tasks(redis_db) -> list[tuple[str, dict]]:
     """(generation id, request) of each generate_page message waiting on the gpu queue, oldest first."""
     out = []
-    for raw in reversed(redis_db.lrange("gpu", 0, -1)):
-        message = json.loads(raw)
+    for message in gpu_messages(redis_db):
         assert message["headers"]["task"] == "model_worker.generate_page"
         generation_id, request = ast.literal_eval(message["headers"]["argsrepr"])
         out.append((generation_id, request))
@@ -71,7 +71,7 @@ def test_empty_or_oversized_questions_are_refused_and_write_nothing(redis_db, qu
         generation_create(question=question, session_key="s1")
     assert refused.value.code == code
     assert (Thread.objects.count(), Generation.objects.count()) == (0, 0)
-    assert redis_db.llen("gpu") == 0
+    assert gpu_waiting(redis_db) == 0
 
 
 def test_another_browsers_thread_cannot_be_followed_up():
