@@ -46,12 +46,16 @@ class Picture:
     source: str  # "screenshot", or "canvas" when the screenshot timed out
 
 
-async def picture(page, *, canvas_index: int | None, timeout_s: float) -> Picture:
-    """A screenshot of the viewport, bounded in time; the canvas instead when the compositor is too busy."""
+async def picture(page, *, canvas_index: int | None, timeout_s: float, canvas_timeout_s: float | None = None) -> Picture:
+    """A screenshot of the viewport, bounded in time; the canvas instead when the compositor is too busy.
+
+    The canvas read is the last resort, so it may take longer (`canvas_timeout_s`): on a starved CPU
+    software WebGL can take more than the screenshot's bound to hand over even a paused page's pixels.
+    """
     try:
         png = await page.screenshot(animations="disabled", caret="initial", timeout=timeout_s * 1000)
         return Picture(png, "screenshot")
     except PlaywrightTimeout:
         if canvas_index is None:
             raise
-    return Picture(await read_canvas(page, canvas_index, timeout_s=timeout_s), "canvas")
+    return Picture(await read_canvas(page, canvas_index, timeout_s=canvas_timeout_s or timeout_s), "canvas")

@@ -165,7 +165,8 @@ async def _run_checks(page, images, html: str, report: RenderReport, options: Ch
         report.screenshots.update({f"canvas@{last_at}s": last.shot})
         if first.shot is not None:
             report.screenshots[f"canvas@{first_at}s"] = first.shot
-    shot = await picture(page, canvas_index=box["index"] if box else None, timeout_s=options.shot_timeout_s)
+    shot = await picture(page, canvas_index=box["index"] if box else None, timeout_s=options.shot_timeout_s,
+                         canvas_timeout_s=options.step_timeout_s)
     report.screenshots[f"page@{last_at}s"] = shot.png
     if shot.source != "screenshot":
         report.metrics.setdefault("pictures_from_canvas", []).append(f"page@{last_at}s")

@@ -221,7 +221,8 @@ async def judge_overflow(page, box, report: RenderReport, options) -> None:
     await page.clock.run_for(options.step_ms)
     found = await page.evaluate(probe.OVERFLOW)
     report.metrics["overflow"] = found
-    shot = await picture(page, canvas_index=box["index"] if box else None, timeout_s=options.shot_timeout_s)
+    shot = await picture(page, canvas_index=box["index"] if box else None, timeout_s=options.shot_timeout_s,
+                         canvas_timeout_s=options.step_timeout_s)
     report.screenshots["page@390px"] = shot.png
     if shot.source != "screenshot":
         report.metrics.setdefault("pictures_from_canvas", []).append("page@390px")
