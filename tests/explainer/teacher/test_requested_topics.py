@@ -10,6 +10,13 @@ from explainer.services.generation import GenerationRejected, generation_create
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
+def nearest_title(question: str) -> str:
+    from explainer.library.router import route_question
+    from explainer.selectors.library import library_index
+
+    return route_question(library_index(), question, "en").nearest[0].title
+
+
 def refused(**kwargs):
     with pytest.raises(GenerationRejected) as exc:
         generation_create(session_key="s", **kwargs)
@@ -19,23 +26,23 @@ def refused(**kwargs):
 def test_requested_topics_are_counted_per_class_and_shown_only_to_its_teacher(
     client, teacher, other_teacher, classroom, learner
 ):
-    for question in ("How do vaccines work?", "how do vaccines work", "How does a refrigerator keep food cold?"):
+    for question in ("Why do we yawn?", "why do we yawn", "How does a refrigerator keep food cold?"):
         refused(question=question, learner=learner)
     refused(question="Why do cats purr?")  # outside any class
 
     client.force_login(teacher)
     page = client.get(reverse("teacher:requested-topics-class", args=[classroom.pk])).content.decode()
     rows = page.split('id="requested-topics"')[1]
-    assert "How do vaccines work?" in rows or "how do vaccines work" in rows
+    assert "Why do we yawn?" in rows or "why do we yawn" in rows
     assert '<td class="count">2</td>' in rows and '<td class="count">1</td>' in rows
-    assert "Weather fronts: cold and warm" in rows  # the nearest library page of the refrigerator question
+    assert nearest_title("How does a refrigerator keep food cold?") in rows  # its nearest library page
     assert "cats purr" not in rows
     everywhere = client.get(reverse("teacher:requested-topics")).content.decode()
     assert "Year 7 science" in everywhere and "cats purr" not in everywhere
 
     client.force_login(other_teacher)
     assert client.get(reverse("teacher:requested-topics-class", args=[classroom.pk])).status_code == 404
-    assert "vaccines" not in client.get(reverse("teacher:requested-topics")).content.decode()
+    assert "yawn" not in client.get(reverse("teacher:requested-topics")).content.decode()
 
 
 def test_a_superuser_also_sees_questions_asked_outside_any_class(client, django_user_model):
