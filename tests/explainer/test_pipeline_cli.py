@@ -22,9 +22,9 @@ def test_explain_writes_the_page_and_prints_its_stats(tmp_path, monkeypatch, cap
     out = tmp_path / "page.html"
     call_command("explain", "海水为什么每天涨潮落潮？", "--lang", "zh", "-o", str(out), "--no-check")
     stats = json.loads(capsys.readouterr().out)
-    # Routed to the tides page, which the checkpoint learned in English: it writes it, in English.
-    assert stats["source"] == "model" and stats["topic"]["slug"] == "tides"
-    assert out.read_text(encoding="utf-8") == page_for(PageRequest(question="海水为什么每天涨潮落潮？", lang="en"))
+    # Routed to the tides topic's page in the asked language, which the backend writes.
+    assert stats["source"] == "model" and stats["topic"]["slug"] == "zh-tides"
+    assert out.read_text(encoding="utf-8") == page_for(PageRequest(question="海水为什么每天涨潮落潮？", lang="zh"))
     assert stats["tokens"] > 0 and stats["forwards"] > 0 and stats["seconds"] > 0
     assert stats["tokens_per_forward"] == pytest.approx(stats["tokens"] / stats["forwards"], abs=0.01)
     assert stats["render_check"] is None
