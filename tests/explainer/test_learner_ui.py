@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.support.library import nearest_page
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("celery_workers")]
 
@@ -86,17 +88,8 @@ def page_src_pattern():
     return re.compile(r"/pages/\d+/\?k=[^&]+$")
 
 
-def nearest_title(question: str) -> str:
-    """The title of the topic the router puts nearest to a question (which one depends on the library)."""
-    from explainer.library.index import LibraryIndex
-    from explainer.library.records import corpus_records
-    from explainer.library.router import route_question
-
-    return route_question(LibraryIndex(corpus_records()), question, "en").nearest[0].title
-
-
 def test_an_unknown_topic_offers_the_nearest_topics_and_a_click_asks_one(browser, live_server_url):
-    nearest_one = nearest_title("How does a refrigerator keep food cold?")
+    nearest_one = nearest_page("How does a refrigerator keep food cold?").title
     page = browser.new_page(viewport={"width": 390, "height": 844})
     page.goto(live_server_url + "/")
     # The examples are library questions in the interface's language.

@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 
 from model_worker.backends.base import PageRequest
 from tests.support.denoiser import page_for
+from tests.support.library import nearest_page
 from tests.support.net import ROOT, TEST_BACKEND, free_port, listening
 
 
@@ -50,10 +51,7 @@ def test_explain_refuses_an_empty_question_and_a_missing_checkpoint(tmp_path, mo
 
 
 def test_explain_refuses_a_topic_the_library_lacks_naming_the_nearest(tmp_path, capsys):
-    from explainer.library.router import route_question
-    from explainer.selectors.library import library_index
-
-    nearest = route_question(library_index(), "How does a refrigerator keep food cold?", "en").nearest[0].slug
+    nearest = nearest_page("How does a refrigerator keep food cold?").slug
     with pytest.raises(CommandError, match=f"no library topic fits.*nearest: {nearest}"):
         call_command("explain", "How does a refrigerator keep food cold?", "-o", str(tmp_path / "x.html"))
     assert not (tmp_path / "x.html").exists()

@@ -13,20 +13,13 @@ from explainer.selectors.exemplars import exemplar_html
 from explainer.services.generation import GenerationRejected, generation_create, generation_finish
 from model_worker import events
 from model_worker.backends.base import PageOutcome
+from tests.support.library import nearest_page
 from tests.support.net import OPEN_DOMAIN_TEST_BACKEND
 from tests.support.queues import gpu_messages, gpu_waiting
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 UNKNOWN = "How does a refrigerator keep food cold?"  # shares words with some topics, but none is about it
-
-
-def nearest_to_unknown() -> str:
-    """The topic the router puts nearest to UNKNOWN (which one depends on the library's words)."""
-    from explainer.library.router import route_question
-    from explainer.selectors.library import library_index
-
-    return route_question(library_index(), UNKNOWN, "en").nearest[0].slug
 
 
 def gpu_tasks(redis_db) -> list[tuple[str, dict]]:
@@ -121,12 +114,12 @@ def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_te
         generation_create(question=UNKNOWN, session_key="s1", learner=learner)
     assert refused.value.code == "unknown_topic" and "no page" in refused.value.message
     nearest = refused.value.extra["nearest"]
-    assert 1 <= len(nearest) <= 3 and nearest[0]["slug"] == nearest_to_unknown()
+    assert 1 <= len(nearest) <= 3 and nearest[0]["slug"] == nearest_page(UNKNOWN).slug
     assert refused.value.topic["slug"] is None and refused.value.topic["nearest"] == nearest
     assert (Thread.objects.count(), Generation.objects.count(), gpu_waiting(redis_db)) == (0, 0, 0)
     request = TopicRequest.objects.get()
     assert (request.classroom, request.learner, request.question) == (classroom, learner, UNKNOWN)
-    assert request.nearest[0] == nearest_to_unknown()
+    assert request.nearest[0] == nearest_page(UNKNOWN).slug
 
 
 def test_a_nearest_topic_the_learner_picks_is_written_whatever_the_question(
@@ -157,9 +150,9 @@ def test_an_open_domain_backend_writes_an_unknown_topic_grounded_on_the_nearest_
     settings.MODEL_BACKEND = OPEN_DOMAIN_TEST_BACKEND
     generation = ask(django_capture_on_commit_callbacks, question=UNKNOWN)
     [(_, request)] = gpu_tasks(redis_db)
-    assert (request["topic"], request["lang"]) == (nearest_to_unknown(), "en")
+    assert (request["topic"], request["lang"]) == (nearest_page(UNKNOWN).slug, "en")
     topic = stream(redis_db, generation)[1]
-    assert topic["slug"] is None and topic["nearest"][0]["slug"] == nearest_to_unknown()
+    assert topic["slug"] is None and topic["nearest"][0]["slug"] == nearest_page(UNKNOWN).slug
     assert TopicRequest.objects.count() == 0
 
 

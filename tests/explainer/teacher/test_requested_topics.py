@@ -6,15 +6,9 @@ import pytest
 from django.urls import reverse
 
 from explainer.services.generation import GenerationRejected, generation_create
+from tests.support.library import nearest_page
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
-
-
-def nearest_title(question: str) -> str:
-    from explainer.library.router import route_question
-    from explainer.selectors.library import library_index
-
-    return route_question(library_index(), question, "en").nearest[0].title
 
 
 def refused(**kwargs):
@@ -35,7 +29,7 @@ def test_requested_topics_are_counted_per_class_and_shown_only_to_its_teacher(
     rows = page.split('id="requested-topics"')[1]
     assert "Why do we yawn?" in rows or "why do we yawn" in rows
     assert '<td class="count">2</td>' in rows and '<td class="count">1</td>' in rows
-    assert nearest_title("How does a refrigerator keep food cold?") in rows  # its nearest library page
+    assert nearest_page("How does a refrigerator keep food cold?").title in rows  # its nearest library page
     assert "cats purr" not in rows
     everywhere = client.get(reverse("teacher:requested-topics")).content.decode()
     assert "Year 7 science" in everywhere and "cats purr" not in everywhere
