@@ -265,12 +265,11 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
         if set(model.config.trained_block_sizes) != set(cfg.block_sizes):
             raise ValueError(f"{init_from} was trained for block sizes {list(model.config.trained_block_sizes)}, "
                              f"this run for {list(cfg.block_sizes)}")
-        # The context can grow (--context): positions are rotary, so no weight depends on it; the
-        # rotary table is built from the config on first use.
-        context = max(cfg.context, model.config.max_position_embeddings)
-        model.config.max_position_embeddings = context
+        # The context can grow (--context, never below the checkpoint's: set above): positions are
+        # rotary, so no weight depends on it; the rotary table is built from the config on first use.
+        model.config.max_position_embeddings = cfg.context
         model.model._rope.clear()
-        cfg = replace(cfg, model={k: getattr(model.config, k) for k in cfg.model}, context=context)
+        cfg = replace(cfg, model={k: getattr(model.config, k) for k in cfg.model})
     else:
         model = make_model(tok, cfg)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "embed" not in n]
