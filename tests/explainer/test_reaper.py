@@ -12,7 +12,7 @@ from django.utils import timezone
 from explainer.models import Generation, PageVersion, Thread
 from explainer.services.lifecycle import generations_reap
 from model_worker import events, lifecycle
-from tests.support.queues import gpu_messages
+from tests.support.queues import gpu_requests
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -31,8 +31,9 @@ def stream(redis_db, generation_id: str) -> list[dict]:
     return events.decode(events.since(redis_db, generation_id))
 
 
-def gpu_tasks(redis_db) -> list[list]:
-    return [m["headers"]["argsrepr"] for m in reversed(gpu_messages(redis_db))]
+def gpu_tasks(redis_db) -> list[str]:
+    """The generation ids of the generate_page messages waiting."""
+    return [generation_id for generation_id, _request in gpu_requests(redis_db)]
 
 
 def died_mid_page(redis_db, generation_id: str, attempts: int) -> None:

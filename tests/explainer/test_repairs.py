@@ -3,9 +3,6 @@ REPAIR_ATTEMPTS times; a failing page never becomes the version a follow-up revi
 
 from __future__ import annotations
 
-import base64
-import json
-
 import pytest
 
 from explainer.models import Generation, PageVersion, RenderCheck
@@ -15,19 +12,9 @@ from explainer.services.generation import generation_create, generation_finish
 from explainer.services.render_checks import render_check_record
 from model_worker import events
 from model_worker.backends.base import PageOutcome, PageRequest
-from tests.support.queues import gpu_messages
+from tests.support.queues import gpu_requests
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
-
-
-def gpu_requests(redis_db) -> list[tuple[str, dict]]:
-    """(generation id, request) of each generate_page message on the gpu queue, oldest first, read from the
-    message body (argsrepr shortens long pages)."""
-    out = []
-    for message in gpu_messages(redis_db):
-        args, _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
-        out.append((args[0], args[1]))
-    return out
 
 
 @pytest.fixture(autouse=True)
@@ -112,8 +99,6 @@ def test_a_failing_revision_never_becomes_the_page_a_follow_up_revises(run, redi
     assert thread_current_page(thread=first.thread) == good
     run(generation_create, question="Add a label for the myelin sheath", session_key="s1", thread_id=first.thread_id)
     assert gpu_requests(redis_db)[-1][1]["previous_page"] == good.html
-
-
 
 
 def test_a_backend_that_cannot_revise_pages_answers_a_follow_up_as_a_new_question(run, redis_db, settings):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 
 import pytest
@@ -12,19 +11,9 @@ from explainer.models import Classroom, Generation, Learner, ModerationItem, Pag
 from explainer.services.generation import GenerationRejected, generation_create, generation_finish
 from model_worker import events
 from model_worker.backends.base import PageOutcome
-from tests.support.queues import gpu_messages, gpu_waiting
+from tests.support.queues import gpu_requests, gpu_waiting
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
-
-
-def gpu_tasks(redis_db) -> list[tuple[str, dict]]:
-    """(generation id, request) of each generate_page message waiting on the gpu queue, oldest first."""
-    out = []
-    for message in gpu_messages(redis_db):
-        assert message["headers"]["task"] == "model_worker.generate_page"
-        generation_id, request = ast.literal_eval(message["headers"]["argsrepr"])
-        out.append((generation_id, request))
-    return out
 
 
 def ask(django_capture_on_commit_callbacks, **kwargs) -> Generation:
@@ -44,7 +33,7 @@ def test_asking_creates_a_thread_and_a_queued_generation_and_enqueues_the_gpu_ta
     assert generation.status == Generation.Status.QUEUED
     assert generation.question == "Why is the sky blue?"
     assert generation.thread.session_key == "s1"
-    [(task_generation, request)] = gpu_tasks(redis_db)
+    [(task_generation, request)] = gpu_requests(redis_db)
     assert task_generation == str(generation.pk)
     assert request == {"question": "Why is the sky blue?", "lang": "en", "previous_page": None, "topic_note": None,
                        "topic": "sky-blue", "repair": None}
@@ -58,7 +47,7 @@ def test_a_follow_up_prompt_holds_the_previous_page_and_the_new_question(redis_d
     finish(django_capture_on_commit_callbacks, first, status="done", html="<html>tides v1</html>", stats={})
     follow = ask(django_capture_on_commit_callbacks, question="Add a second moon", thread_id=first.thread_id)
     assert follow.kind == Generation.Kind.FOLLOW_UP and follow.thread_id == first.thread_id
-    _, request = gpu_tasks(redis_db)[-1]
+    _, request = gpu_requests(redis_db)[-1]
     assert request["previous_page"] == "<html>tides v1</html>"
     assert request["question"] == "Add a second moon"
 

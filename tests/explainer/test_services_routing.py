@@ -15,16 +15,11 @@ from model_worker import events
 from model_worker.backends.base import PageOutcome
 from tests.support.library import nearest_page
 from tests.support.net import OPEN_DOMAIN_TEST_BACKEND
-from tests.support.queues import gpu_messages, gpu_waiting
+from tests.support.queues import gpu_requests, gpu_waiting
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 UNKNOWN = "How does a refrigerator keep food cold?"  # shares words with some topics, but none is about it
-
-
-def gpu_tasks(redis_db) -> list[tuple[str, dict]]:
-    """(generation id, request) of each generate_page message waiting on the gpu queue, oldest first."""
-    return [ast.literal_eval(m["headers"]["argsrepr"]) for m in gpu_messages(redis_db)]
 
 
 def ask(django_capture_on_commit_callbacks, **kwargs) -> Generation:
@@ -40,7 +35,7 @@ def test_the_model_is_asked_for_the_routed_page_and_the_topic_event_follows_queu
     redis_db, django_capture_on_commit_callbacks
 ):
     generation = ask(django_capture_on_commit_callbacks, question="海水为什么一天涨落两次？", lang="zh")
-    [(_, request)] = gpu_tasks(redis_db)
+    [(_, request)] = gpu_requests(redis_db)
     assert (request["topic"], request["lang"]) == ("zh-tides", "zh")  # the topic's page in the asked language
     queued, topic = stream(redis_db, generation)[:2]
     assert (queued["type"], topic["type"], topic["id"]) == ("queued", "topic", 2)
@@ -126,7 +121,7 @@ def test_a_nearest_topic_the_learner_picks_is_written_whatever_the_question(
     redis_db, django_capture_on_commit_callbacks
 ):
     ask(django_capture_on_commit_callbacks, question="Electric circuits", topic="circuits")
-    [(_, request)] = gpu_tasks(redis_db)
+    [(_, request)] = gpu_requests(redis_db)
     assert request["topic"] == "circuits"
     with pytest.raises(GenerationRejected) as refused:
         generation_create(question="Anything", session_key="s1", topic="no-such-page")
@@ -139,7 +134,7 @@ def test_a_follow_up_stays_on_the_threads_topic(redis_db, django_capture_on_comm
         generation_finish(generation_id=first.pk, outcome=PageOutcome(status="done", html="<html>tides</html>"))
     # A follow-up whose words alone would route nowhere (or elsewhere) still revises the tides page.
     follow = ask(django_capture_on_commit_callbacks, question="Now add a black hole", thread_id=first.thread_id)
-    _, request = gpu_tasks(redis_db)[-1]
+    _, request = gpu_requests(redis_db)[-1]
     assert request["topic"] == "tides" and request["previous_page"] == "<html>tides</html>"
     assert stream(redis_db, follow)[1]["slug"] == "tides"
 
@@ -149,7 +144,7 @@ def test_an_open_domain_backend_writes_an_unknown_topic_grounded_on_the_nearest_
 ):
     settings.MODEL_BACKEND = OPEN_DOMAIN_TEST_BACKEND
     generation = ask(django_capture_on_commit_callbacks, question=UNKNOWN)
-    [(_, request)] = gpu_tasks(redis_db)
+    [(_, request)] = gpu_requests(redis_db)
     assert (request["topic"], request["lang"]) == (nearest_page(UNKNOWN).slug, "en")
     topic = stream(redis_db, generation)[1]
     assert topic["slug"] is None and topic["nearest"][0]["slug"] == nearest_page(UNKNOWN).slug

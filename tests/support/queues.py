@@ -6,6 +6,7 @@ With priorities each priority step has its own list, `gpu` for 0 and `gpu\\x06\\
 
 from __future__ import annotations
 
+import base64
 import json
 
 from model_worker.queues import GPU_QUEUE
@@ -25,3 +26,14 @@ def gpu_messages(redis_db) -> list[dict]:
 
 def gpu_waiting(redis_db) -> int:
     return sum(redis_db.llen(key) for key in gpu_lists())
+
+
+def gpu_requests(redis_db) -> list[tuple[str, dict]]:
+    """(generation id, request) of each generate_page message waiting, in the order a worker takes them,
+    read from the message body (its `argsrepr` header shortens long pages)."""
+    out = []
+    for message in gpu_messages(redis_db):
+        assert message["headers"]["task"] == "model_worker.generate_page"
+        args, _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
+        out.append((args[0], args[1]))
+    return out
