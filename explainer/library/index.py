@@ -4,10 +4,15 @@ A page's text comes in two fields: its *head* (title, tags, questions in both la
 its *body* (the visible text of its script: part explanations, steps, quiz). A recipe says how they are
 indexed: `joined` makes one document per page (the head repeated `head_weight` times, then the body);
 `best-field` indexes heads and bodies apart and keeps a page's better field, the body's score weighed
-by `body_weight`. A topic's score for a question is the best score of its pages, divided by what an
+by `body_weight`. A topic's *match* for a question is the best score of its pages, divided by what an
 average-length document holding each of the question's terms once would score (the sum of the terms'
-idf), so that it reads as "how much of the question this topic covers" and one threshold fits short and
-long questions alike. `manage.py relevance --recipes` compares the recipes on the question set.
+idf), so that one threshold fits short and long questions alike. Its *coverage* is the share of the
+question's terms, weighed by idf over the topics, that occur anywhere in the topic's pages. The
+topic's score is the geometric mean of the two: BM25 alone rates a question by its strongest words,
+so "How do bees make honey?" scored high on the flower page for "bee" alone; coverage asks that the
+topic speak of the rest of the question too (honey), and a question whose words all occur in a page
+but rarely still ranks by BM25. `manage.py relevance --recipes` compares the recipes on the question
+set.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ class EmptyLibrary(ValueError):
 @dataclass(frozen=True)
 class TopicScore:
     topic: str
-    score: float  # 0 (nothing in common) to about 1 (every term of the question, in one page)
+    score: float  # sqrt(match * coverage): 0 (nothing in common) to about 1
+    match: float = 0.0  # BM25 share: 0 to about 1 (every term of the question, in one page)
+    coverage: float = 0.0  # idf-weighted share of the question's terms found in the topic's pages
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,7 @@ class IndexRecipe:
     head_weight: int = 1  # joined: times the head is repeated before the body
     body_weight: float = 1.0  # best-field: what a body score counts for against a head score
     concept_weight: int = 1  # times a glossary concept of the question counts, against one word
+    coverage: bool = True  # score by sqrt(match * coverage) rather than by the BM25 match alone
     k1: float = 1.5  # BM25 term-frequency saturation (bm25s's default); lower: covering more of the question counts more
 
 
@@ -48,14 +56,16 @@ class IndexRecipe:
 RECIPES = {
     r.name: r for r in (
         # The first router: one document of head text; jieba words and single characters.
-        IndexRecipe("head", Analyzer(pairs=False, glossary=False), body=False),
-        IndexRecipe("head+pairs", Analyzer(glossary=False), body=False),
-        IndexRecipe("head+glossary", Analyzer(), body=False, concept_weight=3),
-        IndexRecipe("joined", Analyzer(), head_weight=3, concept_weight=3),
-        IndexRecipe("best-field", Analyzer(), fields="best-field", body_weight=0.5, concept_weight=3),
+        IndexRecipe("head", Analyzer(pairs=False, glossary=False), body=False, coverage=False),
+        IndexRecipe("head+pairs", Analyzer(glossary=False), body=False, coverage=False),
+        IndexRecipe("head+glossary", Analyzer(), body=False, concept_weight=3, coverage=False),
+        IndexRecipe("joined", Analyzer(), head_weight=3, concept_weight=3, coverage=False),
+        IndexRecipe("best-field", Analyzer(), fields="best-field", body_weight=0.5, concept_weight=3,
+                    coverage=False),
+        IndexRecipe("best-field+coverage", Analyzer(), fields="best-field", body_weight=0.5, concept_weight=3),
     )
 }
-DEFAULT_RECIPE = RECIPES["best-field"]
+DEFAULT_RECIPE = RECIPES["best-field+coverage"]
 
 
 def page_head(page: LibraryPage) -> str:
@@ -102,6 +112,14 @@ class LibraryIndex:
         terms = recipe.analyzer.terms
         heads = [terms(page_head(p)) for p in self.pages]
         bodies = [terms(p.body) if recipe.body else [] for p in self.pages]
+        # Which terms each topic's pages hold, and how rare each term is among the topics.
+        self._topic_terms: dict[str, set[str]] = {}
+        for page, head, body in zip(self.pages, heads, bodies, strict=True):
+            self._topic_terms.setdefault(page.topic, set()).update(head, body)
+        topic_df = Counter(t for held in self._topic_terms.values() for t in held)
+        n = len(self._topic_terms)
+        self._topic_idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in topic_df.items()}
+        self._topic_idf_unseen = math.log(1 + (n + 0.5) / 0.5)
         if recipe.fields == "best-field":
             self._fields = [(_Field(heads, recipe.k1), 1.0)]
             if any(bodies):  # bm25s divides by the average length: no field of empty documents
@@ -129,5 +147,17 @@ class LibraryIndex:
             for field, weight in self._fields:
                 for owner, score in zip(self._owners, field.scores(query), strict=True):
                     best[owner] = max(best.get(owner, 0.0), score * weight)
-        ranked = [TopicScore(t, round(best.get(t, 0.0), 4)) for t in self.topics]
+        ranked = []
+        for topic in self.topics:
+            match = best.get(topic, 0.0)
+            coverage = self.coverage(query, topic) if match > 0 else 0.0
+            score = math.sqrt(match * coverage) if self.recipe.coverage else match
+            ranked.append(TopicScore(topic, round(score, 4), round(match, 4), round(coverage, 4)))
         return sorted(ranked, key=lambda s: (-s.score, s.topic))
+
+    def coverage(self, query: list[str], topic: str) -> float:
+        """The idf-weighted share of the query's terms that occur in the topic's pages."""
+        weights = {t: self._topic_idf.get(t, self._topic_idf_unseen) for t in query}
+        total = sum(weights.values())
+        held = self._topic_terms[topic]
+        return sum(w for t, w in weights.items() if t in held) / total if total else 0.0

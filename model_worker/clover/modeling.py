@@ -76,6 +76,32 @@ class CloverCache:
                                for t in (s.key, s.value, s.recurrent, s.conv))) for s in self.layers]
         return CloverCache(layers, [self.lengths[r] for r in rows], self.positions.index_select(0, idx))
 
+    @staticmethod
+    def join(caches: list[CloverCache]) -> CloverCache:
+        """One cache holding the rows of `caches` in order (sequences join a running batch). Attention
+        keys are padded to the largest capacity; past a row's length they are scratch anyway."""
+        if len(caches) == 1:
+            return caches[0]
+        capacity = max(c.capacity for c in caches)
+
+        def padded(t: torch.Tensor) -> torch.Tensor:
+            if t.shape[2] == capacity:
+                return t
+            out = t.new_zeros(t.shape[0], t.shape[1], capacity, t.shape[3])
+            out[:, :, : t.shape[2]] = t
+            return out
+
+        layers = []
+        for states in zip(*(c.layers for c in caches), strict=True):
+            if any(s.trial is not None for s in states):
+                raise ValueError("a cache with an uncommitted trial forward cannot join another")
+            key = None if states[0].key is None else torch.cat([padded(s.key) for s in states])
+            value = None if states[0].value is None else torch.cat([padded(s.value) for s in states])
+            recurrent = None if states[0].recurrent is None else torch.cat([s.recurrent for s in states])
+            conv = None if states[0].conv is None else torch.cat([s.conv for s in states])
+            layers.append(LayerState(key, value, recurrent, conv))
+        return CloverCache(layers, [n for c in caches for n in c.lengths], torch.cat([c.positions for c in caches]))
+
     def rewind(self, tokens: int | list[int]) -> None:
         """Forget the last `tokens` committed tokens of every row (or `tokens[i]` of row i): benchmarks
         repeat one forward over the same history. The GDN state is not rewound."""

@@ -2,6 +2,7 @@
 
 A loop asks `stop_requested` once per block (or round), hands each sequence's finished piece to
 `finish_piece`, then `retire`s the sequences that are done and shrinks its tensors to the rows left.
+A continuous batch `add`s sequences between rounds; each sequence's times count from its own start.
 """
 
 from __future__ import annotations
@@ -17,14 +18,29 @@ class Rows:
 
     def __init__(self, n: int, eos_ids, on_block: Callable[[int, int, list[int]], None] | None):
         self.start = time.perf_counter()
-        self.rows = list(range(n))  # original index of every sequence still in the batch
+        self.rows: list[int] = []  # original index of every sequence still in the batch
         self.eos_ids = set(eos_ids or [])
         self.on_block = on_block
-        self.tokens: list[list[int]] = [[] for _ in range(n)]
-        self.stopped: list[str | None] = [None] * n
-        self.forwards = [0] * n
-        self.finish = [0.0] * n
-        self.first_block = [0.0] * n
+        self.tokens: list[list[int]] = []
+        self.stopped: list[str | None] = []
+        self.forwards: list[int] = []
+        self.finish: list[float] = []  # seconds from the call's start
+        self.first_block: list[float] = []
+        self.started: list[float] = []  # when each sequence joined, from the call's start
+        for _ in range(n):
+            self.add(at=0.0)
+
+    def add(self, at: float | None = None) -> int:
+        """A new sequence, running from now (or `at`); its index, which it keeps when others leave."""
+        i = len(self.tokens)
+        self.tokens.append([])
+        self.stopped.append(None)
+        self.forwards.append(0)
+        self.finish.append(0.0)
+        self.first_block.append(0.0)
+        self.started.append(self.elapsed() if at is None else at)
+        self.rows.append(i)
+        return i
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -36,6 +52,10 @@ class Rows:
         for i in self.rows:
             self.stopped[i], self.finish[i] = "stop", self.elapsed()
         return True
+
+    def stop(self, i: int) -> None:
+        """Sequence `i` ends here, asked to stop (the caller retires its row)."""
+        self.stopped[i], self.finish[i] = "stop", self.elapsed()
 
     def finish_piece(self, i: int, block: int, piece: list[int], *, at_limit: bool, now: float) -> bool:
         """Record sequence `i`'s finished block (cut before EOS), tell `on_block`; whether it runs on.
@@ -64,5 +84,9 @@ class Rows:
         self.rows = [self.rows[r] for r in keep]
         return bool(self.rows)
 
-    def outputs(self) -> list[GenerationOutput]:
-        return outputs(self.tokens, self.stopped, self.forwards, self.finish, self.first_block)
+    def outputs(self, seqs: list[int] | None = None) -> list[GenerationOutput]:
+        """Every sequence's output (or those of `seqs`), its times counted from when it joined."""
+        seqs = range(len(self.tokens)) if seqs is None else seqs
+        return outputs([self.tokens[i] for i in seqs], [self.stopped[i] for i in seqs],
+                       [self.forwards[i] for i in seqs], [self.finish[i] - self.started[i] for i in seqs],
+                       [self.first_block[i] - self.started[i] if self.first_block[i] else 0.0 for i in seqs])

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import torch
 
 from .config import SamplerConfig
+from .loop import BlockCallback, StepCallback
 from .rows import Rows
 from .stats import GenerationOutput
 
@@ -29,12 +30,23 @@ PREFILL_CHUNK = 512
 
 class _Draws:
     """Per-sequence random draws of a fixed shape each round, so a sequence's sample does not depend on
-    the batch it runs in (greedy decoding draws nothing)."""
+    the batch it runs in (greedy decoding draws nothing). Sequence i draws from seed `seed + i` unless
+    it joined with a seed of its own."""
 
     def __init__(self, cfg: SamplerConfig, n: int, device):
         self.temperature = cfg.temperature
-        self.generators = None if cfg.temperature == 0 else [
-            torch.Generator(device=device).manual_seed(cfg.seed + i) for i in range(n)]
+        self.seed = cfg.seed
+        self.device = device
+        self.generators: list[torch.Generator] | None = None if cfg.temperature == 0 else []
+        for _ in range(n):
+            self.add()
+
+    def add(self, seed: int | None = None) -> None:
+        """Draws for the next sequence."""
+        if self.generators is not None:
+            i = len(self.generators)
+            self.generators.append(torch.Generator(device=self.device).manual_seed(self.seed + i if seed is None
+                                                                                   else seed))
 
     def uniform(self, rows: list[int], shape: tuple[int, ...], device) -> torch.Tensor:
         return torch.stack([torch.rand(shape, generator=self.generators[i], device=self.generators[i].device)
@@ -89,70 +101,141 @@ def draft_and_verify(model, cache, newest: torch.Tensor, bs: int, draws: _Draws,
     return drafts, accepted, nxt
 
 
-@torch.inference_mode()
-def generate_verified(
-    model,
-    prompts: list[list[int]],
-    cfg: SamplerConfig,
-    on_step: Callable[[int, int, list[int], list[bool]], None] | None = None,
-    on_block: Callable[[int, int, list[int]], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-) -> list[GenerationOutput]:
-    """Verified decoding (see `decodings.generate`); a round plays the part of a block for the callbacks.
+class VerifiedBatch:
+    """Verified decoding over a batch that sequences join and leave between rounds (continuous batching).
+
+    `admit` prefills new prompts, each in a cache of its own, and joins them to the running batch;
+    `round` runs one draft-and-verify round over every running sequence, hands each its kept tokens
+    and retires those that are done. A sequence's text does not depend on when it joined or who ran
+    beside it: every row reads only its own history and its own draws.
 
     on_step(seq, round, tokens, masked) once per round: the kept tokens, then the rejected drafts as
-    masked; on_block(seq, round, tokens) with the round's kept tokens, EOS trimmed. The caller has
-    checked that block sizes 1 and `cfg.block_size` were trained.
+    masked; on_block(seq, round, tokens) with the round's kept tokens, EOS trimmed. `seq` is the index
+    `admit` returned; `round` counts that sequence's rounds from 0.
     """
-    config, bs = model.config, cfg.block_size
-    device = next(model.parameters()).device
-    n = len(prompts)
-    done = Rows(n, config.eos_token_ids, on_block)
-    ends = [min(len(p) + cfg.max_new_tokens, config.max_position_embeddings) for p in prompts]  # exclusive
-    cache = model.new_cache(n, max(ends) + bs)
-    draws = _Draws(cfg, n, device)
 
-    # The cache holds every committed token but the newest, which opens the next round's draft.
-    forwards = done.forwards
-    for i, prompt in enumerate(prompts):
-        if len(prompt) > 1:
-            row = cache.row(i)
-            model.prefill(torch.tensor(prompt[:-1], device=device)[None], row, block_size=1, chunk=PREFILL_CHUNK)
-            cache.lengths[i] = row.lengths[0]
-            forwards[i] += -(-(len(prompt) - 1) // PREFILL_CHUNK)
-    # The token that opens each row's next draft stays on the device: the round's input needs no copy.
-    newest = torch.tensor([p[-1] for p in prompts], device=device)
-    length = [len(p) for p in prompts]  # committed tokens, prompt included
-    round_no = 0
+    def __init__(self, model, cfg: SamplerConfig, on_step: StepCallback | None = None,
+                 on_block: BlockCallback | None = None):
+        self.model, self.cfg, self.on_step = model, cfg, on_step
+        self.device = next(model.parameters()).device
+        self.done = Rows(0, model.config.eos_token_ids, on_block)
+        self.draws = _Draws(cfg, 0, self.device)
+        self.cache = None
+        self.newest: torch.Tensor | None = None  # (M,) the token opening each running row's next draft
+        self.ends: list[int] = []  # per sequence: its position limit (exclusive)
+        self.length: list[int] = []  # per sequence: committed tokens, prompt included
+        self.rounds: list[int] = []  # per sequence: rounds run
+        self.stops: list[Callable[[], bool] | None] = []  # per sequence: asked between rounds
 
-    while done.rows:
+    @property
+    def running(self) -> list[int]:
+        """The sequences still in the batch, in row order."""
+        return list(self.done.rows)
+
+    @torch.inference_mode()
+    def admit(self, prompts: list[list[int]], *, max_new_tokens: int | None = None, seeds: list[int] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> list[int]:
+        """Prefill `prompts` and add them to the batch; their sequence indices. Between rounds only."""
+        model, bs = self.model, self.cfg.block_size
+        budget = self.cfg.max_new_tokens if max_new_tokens is None else max_new_tokens
+        seqs, caches = [], []
+        for k, prompt in enumerate(prompts):
+            i = self.done.add()
+            self.draws.add(None if seeds is None else seeds[k])
+            end = min(len(prompt) + budget, model.config.max_position_embeddings)
+            self.ends.append(end)
+            self.length.append(len(prompt))
+            self.rounds.append(0)
+            self.stops.append(should_stop)
+            # The cache holds every committed token but the newest, which opens the next round's draft.
+            cache = model.new_cache(1, end + bs)
+            if len(prompt) > 1:
+                model.prefill(torch.tensor(prompt[:-1], device=self.device)[None], cache, block_size=1,
+                              chunk=PREFILL_CHUNK)
+                self.done.forwards[i] += -(-(len(prompt) - 1) // PREFILL_CHUNK)
+            seqs.append(i)
+            caches.append(cache)
+        newest = torch.tensor([p[-1] for p in prompts], device=self.device)
+        joined = ([self.cache] if self.cache is not None else []) + caches
+        self.cache = type(caches[0]).join(joined)
+        self.newest = newest if self.newest is None else torch.cat([self.newest, newest])
+        return seqs
+
+    @torch.inference_mode()
+    def round(self, should_stop: Callable[[], bool] | None = None) -> list[int]:
+        """One round over every running sequence; the sequences that finished in it (or were stopped:
+        all of them when `should_stop` says so, else each whose own `should_stop` does)."""
+        done, rows = self.done, self.done.rows
+        if not rows:
+            return []
         if done.stop_requested(should_stop):
-            break
-        rows = done.rows
-        drafts, accepted, nxt = draft_and_verify(model, cache, newest, bs, draws, rows)
+            return self._leave([], rows)
+        stopping = [r for r, i in enumerate(rows) if self.stops[i] is not None and self.stops[i]()]
+        for r in stopping:
+            done.stop(rows[r])
+        if stopping:
+            finished = [rows[r] for r in stopping]
+            self._shrink([r for r in range(len(rows)) if r not in stopping])
+            rows = done.rows
+            if not rows:
+                return finished
+        else:
+            finished = []
+        drafts, accepted, nxt = draft_and_verify(self.model, self.cache, self.newest, self.cfg.block_size,
+                                                 self.draws, rows)
 
         # The round's one host synchronisation: drafts, accepted count and next token of every row at once.
         read = torch.cat([drafts, accepted[:, None], nxt[:, None]], 1).tolist()
         now = done.elapsed()
         counts, keep_rows = [], []
         for r, i in enumerate(rows):
-            forwards[i] += 2
+            done.forwards[i] += 2
             *drafted, a, after = read[r]
-            new = (drafted[:a] + [after])[: ends[i] - length[i]]
-            if on_step is not None:
+            new = (drafted[:a] + [after])[: self.ends[i] - self.length[i]]
+            if self.on_step is not None:
                 shown = new + drafted[a + 1:]
-                on_step(i, round_no, shown, [False] * len(new) + [True] * (len(shown) - len(new)))
-            length[i] += len(new)
+                self.on_step(i, self.rounds[i], shown, [False] * len(new) + [True] * (len(shown) - len(new)))
+            self.length[i] += len(new)
             counts.append(len(new))  # the round's input [newest, new[:-1]] becomes history
-            if done.finish_piece(i, round_no, new, at_limit=length[i] >= ends[i], now=now):
+            if done.finish_piece(i, self.rounds[i], new, at_limit=self.length[i] >= self.ends[i], now=now):
                 keep_rows.append(r)  # a row that runs on kept its whole `new`: its newest token is `nxt`
-        model.accept(cache, counts, block_size=1)
-        newest = nxt
+            self.rounds[i] += 1
+        self.model.accept(self.cache, counts, block_size=1)
+        self.newest = nxt
+        finished += [i for r, i in enumerate(rows) if r not in keep_rows]
         if len(keep_rows) < len(rows):
-            if not done.retire(keep_rows):
-                break
-            cache = cache.select(keep_rows)
-            newest = newest.index_select(0, torch.tensor(keep_rows, device=device))
-        round_no += 1
+            self._shrink(keep_rows)
+        return finished
 
-    return done.outputs()
+    def _leave(self, finished: list[int], rows: list[int]) -> list[int]:
+        self._shrink([])
+        return finished + list(rows)
+
+    def _shrink(self, keep_rows: list[int]) -> None:
+        """Keep only the batch rows `keep_rows` (positions in the running list)."""
+        if not self.done.retire(keep_rows):
+            self.cache, self.newest = None, None
+            return
+        self.cache = self.cache.select(keep_rows)
+        self.newest = self.newest.index_select(0, torch.tensor(keep_rows, device=self.device))
+
+    def outputs(self, seqs: list[int] | None = None) -> list[GenerationOutput]:
+        return self.done.outputs(seqs)
+
+
+def generate_verified(
+    model,
+    prompts: list[list[int]],
+    cfg: SamplerConfig,
+    on_step: StepCallback | None = None,
+    on_block: BlockCallback | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[GenerationOutput]:
+    """Verified decoding (see `decodings.generate`) of a fixed batch: every prompt joins at once; a round
+    plays the part of a block for the callbacks. The caller has checked that block sizes 1 and
+    `cfg.block_size` were trained."""
+    batch = VerifiedBatch(model, cfg, on_step, on_block)
+    batch.admit(prompts)
+    while batch.running:
+        batch.round(should_stop)
+    return batch.outputs()

@@ -72,12 +72,12 @@ def test_the_held_out_half_keeps_the_figures_docs_benchmarks_quotes():
     held_out = figures(half(results, "held-out"))
     # A change to the router (or the library) that lowers them fails here.
     assert held_out.in_library >= 40 and held_out.out_of_library >= 10
-    assert held_out.recall >= 0.68 and held_out.precision >= 0.85
+    assert held_out.recall >= 0.8 and held_out.precision >= 0.9
     assert held_out.out_of_library_routed <= 1
     # The questions written blind to the router: its honest figure.
     fresh = figures(half(results, "fresh"))
     assert fresh.in_library >= 100 and fresh.out_of_library >= 30
-    assert fresh.recall >= 0.6 and fresh.precision >= 0.97 and fresh.out_of_library_routed == 0
+    assert fresh.recall >= 0.72 and fresh.precision >= 0.95 and fresh.out_of_library_routed <= 1
     assert fresh.best_topic_right >= 0.85 * fresh.in_library  # offered first among the nearest when refused
 
 
