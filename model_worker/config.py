@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 from collections.abc import Mapping
@@ -41,13 +42,15 @@ class EngineSettings:
     dtype: str = "auto"  # transformers: auto, float32, bfloat16, float16
     max_new_tokens: int | None = None  # cap on a page's tokens; None: what the context leaves
     threads: int | None = None  # CPU torch threads; None: the cores not already busy
+    batch: int = 1  # clover: pages one worker decodes together (continuous batching); 1: one at a time
     base_url: str = "http://127.0.0.1:8000/v1"  # openai: the server's API root
     model_name: str = ""  # openai: the served model's name
     api_key: str = ""  # openai: sent as a bearer token when set
     timeout_s: float = 300.0  # openai: longest wait for the next piece of a reply
 
     def __post_init__(self) -> None:
-        for name, value in (("MODEL_THREADS", self.threads), ("MODEL_MAX_NEW_TOKENS", self.max_new_tokens)):
+        for name, value in (("MODEL_THREADS", self.threads), ("MODEL_MAX_NEW_TOKENS", self.max_new_tokens),
+                            ("MODEL_BATCH", self.batch)):
             if value is not None and value < 1:
                 raise ValueError(f"{name}={value} must be at least 1")
         if self.device not in DEVICES:
@@ -67,12 +70,13 @@ class EngineSettings:
 
 
 def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
-    """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE, MODEL_DECODING, MODEL_THREADS and MODEL_MAX_NEW_TOKENS;
-    relative paths are taken from the repo root."""
+    """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE, MODEL_DECODING, MODEL_THREADS, MODEL_MAX_NEW_TOKENS and
+    MODEL_BATCH; relative paths are taken from the repo root."""
     env = os.environ if environ is None else environ
     path = Path(env.get("MODEL_PATH") or DEFAULT_MODEL_PATH)
     if not path.is_absolute():
         path = REPO_ROOT / path
+    batch = _number(env, "MODEL_BATCH", int)
     return EngineSettings(
         backend=env.get("MODEL_BACKEND") or DEFAULT_BACKEND,
         model_path=path,
@@ -81,6 +85,7 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
         dtype=(env.get("MODEL_DTYPE") or "auto").lower(),
         max_new_tokens=_number(env, "MODEL_MAX_NEW_TOKENS", int),
         threads=_number(env, "MODEL_THREADS", int),
+        batch=1 if batch is None else batch,
         base_url=env.get("MODEL_BASE_URL") or EngineSettings.base_url,
         model_name=env.get("MODEL_NAME") or "",
         api_key=env.get("MODEL_API_KEY") or "",
@@ -96,6 +101,13 @@ def _number(env: Mapping[str, str], name: str, kind: type):
         return kind(raw)
     except ValueError:
         raise ValueError(f"{name}={raw!r} is not a number") from None
+
+
+def gpu_worker_pool(settings: EngineSettings | None = None) -> list[str]:
+    """The gpu worker's pool options: one page at a time in one process, or, with MODEL_BATCH = N > 1,
+    N threads of one process, whose pages share the batches of one loaded model."""
+    batch = (settings or engine_settings()).batch
+    return ["-c", "1"] if batch == 1 else ["--pool", "threads", "-c", str(batch)]
 
 
 def resolve_device(device: str) -> str:
@@ -120,10 +132,15 @@ def load_backend(settings: EngineSettings | None = None):
 
     settings = settings or engine_settings()
     cls = backend_class(settings.backend_spec)
+    if settings.batch > 1 and "batch" not in inspect.signature(cls).parameters:
+        raise ValueError(f"MODEL_BATCH={settings.batch}: the {settings.backend} backend writes one page at a "
+                         "time (continuous batching is the clover backend's)")
     if hasattr(cls, "from_settings"):
         return cls.from_settings(settings)
     options = {k: v for k, v in (("decoding", settings.decoding), ("threads", settings.threads),
                                  ("max_new_tokens", settings.max_new_tokens)) if v is not None}
+    if settings.batch > 1:
+        options["batch"] = settings.batch
     return cls(path=settings.model_path, device=settings.device, **options)
 
 

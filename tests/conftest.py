@@ -23,6 +23,7 @@ import redis
 from django.conf import settings
 
 from explainer.settings.base import caches, channel_layers
+from model_worker.config import engine_settings, gpu_worker_pool
 from tests.support.net import ROOT, TEST_BACKEND, free_port, listening
 
 VENV_BIN = Path(sys.executable).parent
@@ -158,7 +159,8 @@ def _celery_ready(log: Path) -> bool:
 # Module scope: tests elsewhere rely on tasks staying on their queue with no worker to take them.
 @pytest.fixture(scope="module")
 def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory, worker_env):
-    """A real GPU worker (test denoiser unless `worker_env` says otherwise, no Django), a finish worker
+    """A real GPU worker (test denoiser unless `worker_env` says otherwise, no Django; a thread pool with
+    MODEL_BATCH as runall starts it), a finish worker
     (with Celery beat: the reaper) and a qa worker, on Redis database 15."""
     logdir = tmp_path_factory.mktemp("workers")
     children = Children(logdir)
@@ -167,8 +169,8 @@ def celery_workers(django_db_setup, django_db_blocker, tmp_path_factory, worker_
     with django_db_blocker.unblock():
         env = child_env(**worker_env)
     try:
-        children.start("gpu", [celery, "-A", "model_worker.worker.celery_app", *common, "-Q", "gpu", "-c", "1",
-                               "-n", "gpu@%h"], env, _celery_ready)
+        children.start("gpu", [celery, "-A", "model_worker.worker.celery_app", *common, "-Q", "gpu",
+                               *gpu_worker_pool(engine_settings(env)), "-n", "gpu@%h"], env, _celery_ready)
         children.start("finish", [celery, "-A", "explainer", *common, "-Q", "finish", "-c", "1", "-n", "finish@%h",
                                   "-B", "-s", str(logdir / "celerybeat-schedule")], env, _celery_ready)
         children.start("qa", [celery, "-A", "explainer", *common, "-Q", "qa", "-c", "2", "-n", "qa@%h"],

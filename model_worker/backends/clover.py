@@ -53,7 +53,8 @@ def load_checkpoint(path: str | Path, device: str = "auto", dtype: torch.dtype =
 
 
 class CloverBackend:
-    """`PageBackend` over a Clover checkpoint; loads it once and serves pages one at a time.
+    """`PageBackend` over a Clover checkpoint; loads it once and serves pages one at a time, or, with
+    `batch` > 1 and verified decoding, from many threads at once in shared batches (`batching.py`).
 
     It writes the library pages it was trained on and cannot revise a page (`capabilities`); a repair
     request is answered by a re-sample of the same prompt at `REPAIR_TEMPERATURE`, seeded by its attempt.
@@ -62,7 +63,8 @@ class CloverBackend:
     capabilities = backend_capabilities("clover")  # library-only: it writes the page of `PageRequest.topic`
 
     def __init__(self, path: str | Path = DEFAULT_MODEL_PATH, device: str = "auto", decoding: str = "verified",
-                 max_new_tokens: int | None = None, threads: int | None = None, **sampler_overrides):
+                 max_new_tokens: int | None = None, threads: int | None = None, batch: int = 1,
+                 **sampler_overrides):
         if resolve_device(device) == "cpu":
             torch.set_num_threads(threads or default_threads())
         self.path = Path(path)
@@ -70,6 +72,13 @@ class CloverBackend:
         self.context = self.model.config.max_position_embeddings
         self.sampler = self._sampler(decoding, max_new_tokens, sampler_overrides)
         self.pieces, self.token_bytes = token_tables(self.tok)
+        self.decoder = None
+        if batch > 1:
+            from model_worker.backends.batching import BatchedDecoder
+
+            if self.sampler.decoding != "verified":
+                raise ValueError(f"MODEL_BATCH={batch} batches verified decoding, not {self.sampler.decoding!r}")
+            self.decoder = BatchedDecoder(self.model, batch)
         log.info("clover backend ready: %s on %s, %s decoding, %d torch threads", self.path,
                  next(self.model.parameters()).device, self.sampler.decoding, torch.get_num_threads())
 
@@ -106,10 +115,15 @@ class CloverBackend:
         cfg = replace(self.sampler, max_new_tokens=min(self.sampler.max_new_tokens, self.context - len(prompt)))
         if request.repair is not None:
             cfg = replace(cfg, temperature=REPAIR_TEMPERATURE, seed=self.sampler.seed + request.repair.attempt)
-        [out] = generate(self.model, [prompt], cfg, on_step=stream.step, on_block=stream.block,
-                         should_stop=sink.should_stop)
-        return PageResult(html=self.page_html(out.tokens), stats=_figures(out.stats),
-                          stopped=out.stopped_by == "stop")
+        if self.decoder is not None and cfg.decoding == "verified":
+            out, shared = self.decoder.generate(prompt, cfg, on_step=stream.step, on_block=stream.block,
+                                                should_stop=sink.should_stop)
+            stats = {**_figures(out.stats), "batch": shared}
+        else:
+            [out] = generate(self.model, [prompt], cfg, on_step=stream.step, on_block=stream.block,
+                             should_stop=sink.should_stop)
+            stats = _figures(out.stats)
+        return PageResult(html=self.page_html(out.tokens), stats=stats, stopped=out.stopped_by == "stop")
 
     def page_html(self, tokens: list[int]) -> str:
         """The page in generated tokens, as it is stored."""

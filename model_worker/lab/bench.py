@@ -406,6 +406,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--slots", type=int, metavar="PAGES",
                         help="only measure, per slot of a block, how often the first denoising step is right and "
                              "sure on PAGES corpus pages the checkpoint was trained on (model_worker.lab.slots)")
+    parser.add_argument("--continuous", type=int, metavar="PAGES",
+                        help="ask for the first PAGES fixed prompts at once: one by one, then in one shared batch")
     parser.add_argument("--scale", help="time the forwards at a model shape with random weights instead "
                         "(clover-35b-a3b, tiny-moe; model_worker.lab.scale)")
     parser.add_argument("--random-weights", action="store_true", help="with --scale: the only weights it builds")
@@ -428,6 +430,14 @@ def main(argv: list[str] | None = None) -> None:
             result = slots_report(args.path, device=args.device, pages=args.slots, block_size=args.block_size,
                                   threshold=args.threshold, threads=args.threads)
             print(json.dumps(result) if args.json else format_slots(result))
+            return
+        if args.continuous is not None:
+            from model_worker.lab.continuous import continuous_report
+
+            requests = [_request(lang, q, slug) for lang, q, slug in PROMPTS[: args.continuous]]
+            result = continuous_report(args.path, requests, device=args.device, threads=args.threads,
+                                       max_new_tokens=args.max_new_tokens)
+            print(json.dumps(result))
             return
         if args.forwards:
             costs = forward_costs(args.path, device=args.device, threads=args.threads, block_size=args.block_size)

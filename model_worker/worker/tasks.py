@@ -45,12 +45,25 @@ def redis_client() -> redis.Redis:
     return redis.Redis.from_url(REDIS_URL, **sync_options())
 
 
-@cache
+_loading = threading.Lock()
+
+
 def backend() -> PageBackend:
-    """The configured backend, loaded once per worker process on its first page."""
+    """The configured backend, loaded once per worker process on its first page (once, too, when the
+    pages of a thread pool ask at the same moment: MODEL_BATCH)."""
+    with _loading:
+        return _load_backend()
+
+
+@cache
+def _load_backend() -> PageBackend:
     settings = engine_settings()
-    log.info("loading page backend %s from %s on %s", settings.backend, settings.model_path, settings.device)
+    log.info("loading page backend %s from %s on %s (batch %d)", settings.backend, settings.model_path,
+             settings.device, settings.batch)
     return load_backend(settings)
+
+
+backend.cache_clear = _load_backend.cache_clear  # a test loads another backend
 
 
 class StreamSink:
@@ -175,12 +188,18 @@ class Claim:
             pass
 
     def __enter__(self) -> Claim:
+        _held.add(self.token)
         self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        _held.discard(self.token)
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+# Tokens of the claims this process's tasks hold now: a thread pool (MODEL_BATCH) runs several at once.
+_held: set[str] = set()
 
 
 def _token() -> str:
@@ -189,15 +208,15 @@ def _token() -> str:
 
 def _dead_holder(r, generation_id: str) -> str | None:
     """The holder's token when it names a process on this host that no longer exists, or an earlier
-    attempt of this very process (one that ended without letting go, say while Redis was away: a
-    worker process runs one task at a time, so it has ended)."""
+    attempt of this very process that ended without letting go (say while Redis was away): one no
+    task of this process holds now."""
     token = lifecycle.holder(r, generation_id)
     host, _, rest = (token or "").partition(":")
     pid = rest.partition(":")[0]
     if host != socket.gethostname() or not pid.isdigit():
         return None
     if int(pid) == os.getpid():
-        return token
+        return None if token in _held else token
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:

@@ -21,6 +21,8 @@ from urllib.parse import urlparse
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from model_worker.config import gpu_worker_pool
+
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -52,8 +54,8 @@ class Command(BaseCommand):
         env.setdefault("DJANGO_SETTINGS_MODULE", os.environ.get("DJANGO_SETTINGS_MODULE", "explainer.settings.dev"))
         celery = [sys.executable, "-m", "celery"]
         gpu_env = {k: v for k, v in env.items() if k != "DJANGO_SETTINGS_MODULE"}  # the GPU worker has no Django
-        self._start("gpu worker", [*celery, "-A", "model_worker.worker.celery_app", "worker", "-Q", "gpu", "-c", "1",
-                                   "-n", "gpu@%h", "-l", "info", "--without-gossip", "--without-mingle"], gpu_env)
+        self._start("gpu worker", [*celery, "-A", "model_worker.worker.celery_app", "worker", "-Q", "gpu",
+                                   *gpu_worker_pool(), "-n", "gpu@%h", "-l", "info", "--without-gossip", "--without-mingle"], gpu_env)
         settings.VAR_DIR.mkdir(exist_ok=True)
         self._start("finish worker", [*celery, "-A", "explainer", "worker", "-Q", "finish", "-c", "2",
                                       "-n", "finish@%h", "-l", "info", "--without-gossip", "--without-mingle",

@@ -254,3 +254,12 @@ def test_a_claim_held_by_a_live_process_is_not_taken_over(redis_db, test_backend
 def test_a_retry_in_the_same_process_takes_back_the_claim_it_could_not_release(redis_db, test_backend, handoffs):
     lifecycle.claim(redis_db, "gen-10", f"{socket.gethostname()}:{os.getpid()}:old")  # Redis was away at release
     assert tasks.generate_page("gen-10", {"question": "What is sound?"}) == "done"
+
+
+def test_a_claim_another_thread_of_this_process_holds_is_not_taken_back(redis_db, test_backend, handoffs):
+    from celery.exceptions import Retry
+
+    token = f"{socket.gethostname()}:{os.getpid()}:busy"  # a page this worker is writing on another thread
+    lifecycle.claim(redis_db, "gen-11", token)
+    with tasks.Claim(redis_db, "gen-11", token), pytest.raises(Retry):
+        tasks.generate_page("gen-11", {"question": "What is sound?"})
