@@ -163,7 +163,9 @@ const handlers = {
     addVersion(e.page, e.version, $("live-question").textContent, e.page_url);
     $("qa").hidden = false;
     $("qa").className = "qa pending";
-    $("qa").textContent = `v${e.version}: ${s.tokens ?? "?"} tokens${took}${rate} · checking…`;
+    // A page served from the library was not written now: it has no token count to show.
+    const made = s.tokens == null ? "from the library" : `${s.tokens} tokens${took}${rate}`;
+    $("qa").textContent = `v${e.version}: ${made} · checking…`;
     state.generation = null;
     state.fixing = null;
   },
