@@ -7,7 +7,8 @@ indexed: `joined` makes one document per page (the head repeated `head_weight` t
 by `body_weight`. A topic's *match* for a question is the best score of its pages, divided by what an
 average-length document holding each of the question's terms once would score (the sum of the terms'
 idf), so that one threshold fits short and long questions alike. Its *coverage* is the share of the
-question's terms, weighed by idf over the topics, that occur anywhere in the topic's pages. The
+question's terms, weighed by idf over the topics, that occur in the topic's pages (a term only in a
+body counting as the body's score does against a head's). The
 topic's score is the geometric mean of the two: BM25 alone rates a question by its strongest words,
 so "How do bees make honey?" scored high on the flower page for "bee" alone; coverage asks that the
 topic speak of the rest of the question too (honey), and a question whose words all occur in a page
@@ -112,12 +113,16 @@ class LibraryIndex:
         terms = recipe.analyzer.terms
         heads = [terms(page_head(p)) for p in self.pages]
         bodies = [terms(p.body) if recipe.body else [] for p in self.pages]
-        # Which terms each topic's pages hold, and how rare each term is among the topics.
-        self._topic_terms: dict[str, set[str]] = {}
+        # Which terms each topic's pages hold, in their heads and in their bodies, and how rare each term
+        # is among the topics.
+        self._topic_heads: dict[str, set[str]] = {}
+        self._topic_bodies: dict[str, set[str]] = {}
         for page, head, body in zip(self.pages, heads, bodies, strict=True):
-            self._topic_terms.setdefault(page.topic, set()).update(head, body)
-        topic_df = Counter(t for held in self._topic_terms.values() for t in held)
-        n = len(self._topic_terms)
+            self._topic_heads.setdefault(page.topic, set()).update(head)
+            self._topic_bodies.setdefault(page.topic, set()).update(body)
+        topic_df = Counter(t for topic in self.topics
+                           for t in self._topic_heads[topic] | self._topic_bodies[topic])
+        n = len(self.topics)
         self._topic_idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in topic_df.items()}
         self._topic_idf_unseen = math.log(1 + (n + 0.5) / 0.5)
         if recipe.fields == "best-field":
@@ -156,8 +161,12 @@ class LibraryIndex:
         return sorted(ranked, key=lambda s: (-s.score, s.topic))
 
     def coverage(self, query: list[str], topic: str) -> float:
-        """The idf-weighted share of the query's terms that occur in the topic's pages."""
+        """The idf-weighted share of the query's terms that occur in the topic's pages; a term only in a
+        body counts `body_weight` of one in a head, as in the match (a page that names a thing in passing
+        is not about it: the ear's page mentions a yawn)."""
         weights = {t: self._topic_idf.get(t, self._topic_idf_unseen) for t in query}
         total = sum(weights.values())
-        held = self._topic_terms[topic]
-        return sum(w for t, w in weights.items() if t in held) / total if total else 0.0
+        head, body = self._topic_heads[topic], self._topic_bodies[topic]
+        body_weight = self.recipe.body_weight if self.recipe.fields == "best-field" else 1.0
+        held = sum(w * (1.0 if t in head else body_weight if t in body else 0.0) for t, w in weights.items())
+        return held / total if total else 0.0
