@@ -92,6 +92,7 @@ class _Group:
         for seq in self.batch.round():
             job = self.jobs.pop(seq)
             job.finish(self.batch.outputs([seq])[0])
+            self.batch.forget(seq)
 
     def fail(self, exc: BaseException) -> None:
         for job in self.jobs.values():
@@ -150,6 +151,16 @@ class BatchedDecoder:
                 job.finish(error=exc)
 
     def _run(self) -> None:
+        while True:
+            try:
+                self._serve()
+            except Exception as exc:  # noqa: BLE001 - never leave a caller waiting on a dead thread
+                log.exception("the decoding thread failed; its pages fail")
+                for group in self._groups.values():
+                    group.fail(exc)
+                self._groups.clear()
+
+    def _serve(self) -> None:
         while True:
             self._admit()
             for key, group in list(self._groups.items()):

@@ -135,30 +135,33 @@ class VerifiedBatch:
     @torch.inference_mode()
     def admit(self, prompts: list[list[int]], *, max_new_tokens: int | None = None, seeds: list[int] | None = None,
               should_stop: Callable[[], bool] | None = None) -> list[int]:
-        """Prefill `prompts` and add them to the batch; their sequence indices. Between rounds only."""
+        """Prefill `prompts` and add them to the batch; their sequence indices. Between rounds only. A
+        prefill that fails adds none of them and leaves the running batch as it was."""
         model, bs = self.model, self.cfg.block_size
         budget = self.cfg.max_new_tokens if max_new_tokens is None else max_new_tokens
-        seqs, caches = [], []
-        for k, prompt in enumerate(prompts):
-            i = self.done.add()
-            self.draws.add(None if seeds is None else seeds[k])
-            end = min(len(prompt) + budget, model.config.max_position_embeddings)
-            self.ends.append(end)
-            self.length.append(len(prompt))
-            self.rounds.append(0)
-            self.stops.append(should_stop)
+        joined_at = self.done.elapsed()
+        ends = [min(len(p) + budget, model.config.max_position_embeddings) for p in prompts]
+        caches = []
+        for prompt, end in zip(prompts, ends, strict=True):
             # The cache holds every committed token but the newest, which opens the next round's draft.
             cache = model.new_cache(1, end + bs)
             if len(prompt) > 1:
                 model.prefill(torch.tensor(prompt[:-1], device=self.device)[None], cache, block_size=1,
                               chunk=PREFILL_CHUNK)
-                self.done.forwards[i] += -(-(len(prompt) - 1) // PREFILL_CHUNK)
-            seqs.append(i)
             caches.append(cache)
         newest = torch.tensor([p[-1] for p in prompts], device=self.device)
-        joined = ([self.cache] if self.cache is not None else []) + caches
-        self.cache = type(caches[0]).join(joined)
+        self.cache = type(caches[0]).join(([self.cache] if self.cache is not None else []) + caches)
         self.newest = newest if self.newest is None else torch.cat([self.newest, newest])
+        seqs = []
+        for k, (prompt, end) in enumerate(zip(prompts, ends, strict=True)):
+            i = self.done.add(at=joined_at)
+            self.draws.add(None if seeds is None else seeds[k])
+            self.ends.append(end)
+            self.length.append(len(prompt))
+            self.rounds.append(0)
+            self.stops.append(should_stop)
+            self.done.forwards[i] += -(-(len(prompt) - 1) // PREFILL_CHUNK)
+            seqs.append(i)
         return seqs
 
     @torch.inference_mode()
@@ -221,6 +224,16 @@ class VerifiedBatch:
 
     def outputs(self, seqs: list[int] | None = None) -> list[GenerationOutput]:
         return self.done.outputs(seqs)
+
+    def forget(self, seq: int) -> None:
+        """Drop what a finished sequence still holds (its tokens, draws and stop check): a batch that
+        never empties, in a worker that runs for weeks, keeps only what its running sequences need."""
+        if seq in self.done.rows:
+            raise ValueError(f"sequence {seq} is still running")
+        self.done.tokens[seq] = []
+        self.stops[seq] = None
+        if self.draws.generators is not None:
+            self.draws.generators[seq] = None
 
 
 def generate_verified(

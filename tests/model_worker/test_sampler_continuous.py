@@ -94,3 +94,37 @@ def test_callbacks_name_each_sequence_and_count_its_own_rounds_from_zero():
         mine = [(block, piece) for s, block, piece in blocks if s == seq]
         assert [block for block, _ in mine] == list(range(len(mine)))
         assert [t for _, piece in mine for t in piece] == out[seq].tokens
+
+
+def test_a_prompt_whose_prefill_fails_joins_nothing_and_the_batch_runs_on(monkeypatch):
+    model = tiny_model(eos_token_id=None)
+    cfg = SamplerConfig(decoding="verified", block_size=8, max_new_tokens=24)
+    batch = VerifiedBatch(model, cfg)
+    (first,) = batch.admit([prompt(7)])
+    batch.round()
+
+    def out_of_memory(*args, **kwargs):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(model, "prefill", out_of_memory)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        batch.admit([prompt(9, 1)])
+    monkeypatch.undo()
+    assert batch.running == [first]
+    while batch.running:
+        batch.round()
+    assert len(batch.outputs()) == 1
+    assert batch.outputs()[first].tokens == alone(model, prompt(7), cfg).tokens
+
+
+def test_a_finished_sequence_is_forgotten_but_a_running_one_is_not():
+    model = tiny_model(eos_token_id=None)
+    batch = VerifiedBatch(model, SamplerConfig(decoding="verified", block_size=8, max_new_tokens=6, temperature=0.5))
+    short, long = batch.admit([prompt(5), prompt(6, 1)], max_new_tokens=None)
+    with pytest.raises(ValueError, match="still running"):
+        batch.forget(short)
+    while batch.running:
+        for seq in batch.round():
+            assert len(batch.outputs([seq])[0].tokens) == 6
+            batch.forget(seq)
+            assert batch.done.tokens[seq] == [] and batch.draws.generators[seq] is None
