@@ -16,7 +16,8 @@ from tests.support.sockets import generation_row
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("celery_workers")]
 
 TIMEOUT = 240  # two whole demo pages on a busy 2-core machine
-QUESTIONS = {"magnetism": "How do magnets pick up iron nails?", "tides": "What makes the tides come in and go out?"}
+# Topics the demo checkpoint writes itself (its `writable_pages`), asked in words that route there clearly.
+QUESTIONS = {"pendulum-period": "How does a pendulum swing?", "tides": "What makes the tides come in and go out?"}
 
 
 @pytest.fixture(scope="module")
