@@ -28,7 +28,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
 
 from . import fast
 from .configuration import CloverConfig
-from .delta_rule import LazyStates
+from .delta_rule import MIN_CHUNK, LazyStates
 from .layers import CloverDecoderLayer, CloverGatedDeltaNet, LayerState, Pass
 
 
@@ -337,6 +337,35 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
             logits = self.decode(piece, cache, block_size=block_size, commit=piece.shape[1] // block_size,
                                  keep=slice(-1, None))
         return logits[:, -1]
+
+    def prefill_rows(self, prompts: list[torch.Tensor], cache: CloverCache, *, chunk: int = 512) -> int:
+        """Commit several prompts (1-D, lengths may differ) into an empty cache of as many rows, at block
+        size 1, every row in each forward (batched prefill); the number of forwards.
+
+        The length they share is prefilled as `prefill` does, every row at once; the rest runs as trial
+        forwards of at most `MIN_CHUNK` tokens, each row accepting only its own tokens (a row whose
+        prompt has ended accepts none), so no padding reaches any row's history.
+        """
+        if len(prompts) != len(cache.lengths) or any(cache.lengths):
+            raise ValueError(f"prefill_rows needs an empty cache of {len(prompts)} rows")
+        sizes = [len(p) for p in prompts]
+        shared, longest = min(sizes), max(sizes)
+        forwards = 0
+        if shared:
+            ids = torch.stack([p[:shared] for p in prompts])
+            for start in range(0, shared, chunk):
+                self.decode(ids[:, start : start + chunk], cache, block_size=1,
+                            commit=min(chunk, shared - start), keep=slice(0, 0), project=False)
+                forwards += 1
+        pad = self.config.pad_token_id or 0
+        for start in range(shared, longest, MIN_CHUNK):
+            width = min(MIN_CHUNK, longest - start)
+            piece = torch.stack([F.pad(p[start : start + width], (0, width - len(p[start : start + width])),
+                                       value=pad) for p in prompts])
+            self.decode(piece, cache, block_size=1, trial=True, keep=slice(0, 0), project=False)
+            self.accept(cache, [min(max(n - start, 0), width) for n in sizes], block_size=1)
+            forwards += 1
+        return forwards
 
     # ---- training objective ------------------------------------------------------------------
 

@@ -141,16 +141,16 @@ class VerifiedBatch:
         budget = self.cfg.max_new_tokens if max_new_tokens is None else max_new_tokens
         joined_at = self.done.elapsed()
         ends = [min(len(p) + budget, model.config.max_position_embeddings) for p in prompts]
-        caches = []
-        for prompt, end in zip(prompts, ends, strict=True):
-            # The cache holds every committed token but the newest, which opens the next round's draft.
-            cache = model.new_cache(1, end + bs)
-            if len(prompt) > 1:
-                model.prefill(torch.tensor(prompt[:-1], device=self.device)[None], cache, block_size=1,
-                              chunk=PREFILL_CHUNK)
-            caches.append(cache)
+        # The cache holds every committed token but the newest, which opens the next round's draft. The
+        # new prompts are prefilled together (`prefill_rows`), into rows that then join the batch.
+        histories = [torch.tensor(p[:-1], dtype=torch.long, device=self.device) for p in prompts]
+        fresh = model.new_cache(len(prompts), max(ends) + bs)
+        if len(prompts) > 1:
+            model.prefill_rows(histories, fresh, chunk=PREFILL_CHUNK)
+        elif len(histories[0]):
+            model.prefill(histories[0][None], fresh, block_size=1, chunk=PREFILL_CHUNK)
         newest = torch.tensor([p[-1] for p in prompts], device=self.device)
-        self.cache = type(caches[0]).join(([self.cache] if self.cache is not None else []) + caches)
+        self.cache = fresh if self.cache is None else type(fresh).join([self.cache, fresh])
         self.newest = newest if self.newest is None else torch.cat([self.newest, newest])
         seqs = []
         for k, (prompt, end) in enumerate(zip(prompts, ends, strict=True)):
@@ -160,6 +160,7 @@ class VerifiedBatch:
             self.length.append(len(prompt))
             self.rounds.append(0)
             self.stops.append(should_stop)
+            # A page's forwards are counted as if it ran alone, whoever shared them.
             self.done.forwards[i] += -(-(len(prompt) - 1) // PREFILL_CHUNK)
             seqs.append(i)
         return seqs

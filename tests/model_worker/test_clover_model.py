@@ -281,3 +281,45 @@ def test_a_causal_pass_keeps_the_states_a_wider_block_starts_from(block_size, st
     strided = delta_blocks(q, k, v, decay, beta, block_size=block_size, state_stride=stride).states
     starts = list(range(0, t, stride)) + [t]
     torch.testing.assert_close(strided, every[:, [s // block_size for s in starts[:-1]] + [-1]], atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("sizes", [[0, 5, 150], [70, 70, 3], [9, 140]])
+def test_batched_prefill_leaves_each_row_the_history_its_own_prefill_leaves(sizes):
+    """Prompts of different lengths prefilled in one batch (the shared length, then trial chunks each
+    row accepts its own part of) give every row the cache, and the next logits, of a prefill alone."""
+    model = tiny_model()
+    gen = torch.Generator().manual_seed(11)
+    prompts = [torch.randint(4, 64, (n,), generator=gen) for n in sizes]
+    with torch.inference_mode():
+        batch = model.new_cache(len(sizes), max(sizes) + 8)
+        forwards = model.prefill_rows(prompts, batch, chunk=32)  # a small chunk: the shared part takes several
+        assert batch.lengths == sizes and batch.positions.tolist() == sizes
+        assert forwards == -(-min(sizes) // 32) + -(-(max(sizes) - min(sizes)) // 64)
+        nxt = torch.randint(4, 64, (len(sizes), 1), generator=gen)
+        got = model.decode(nxt, batch, block_size=1)
+        for r, p in enumerate(prompts):
+            alone = model.new_cache(1, max(sizes) + 8)
+            if len(p):
+                model.prefill(p[None], alone, block_size=1, chunk=32)
+            for mine, theirs in zip(batch.layers, alone.layers, strict=True):
+                for name in ("recurrent", "conv"):
+                    if getattr(mine, name) is not None:
+                        torch.testing.assert_close(getattr(mine, name)[r], getattr(theirs, name)[0],
+                                                   atol=1e-5, rtol=1e-4)
+                if mine.key is not None:
+                    torch.testing.assert_close(mine.key[r, :, : len(p)], theirs.key[0, :, : len(p)],
+                                               atol=1e-4, rtol=1e-4)
+            want = model.decode(nxt[r : r + 1], alone, block_size=1)
+            torch.testing.assert_close(got[r], want[0], atol=1e-4, rtol=1e-4)
+
+
+def test_batched_prefill_refuses_a_cache_that_is_not_empty_or_has_other_rows():
+    model = tiny_model()
+    prompts = [torch.arange(4, 10), torch.arange(4, 7)]
+    with torch.inference_mode():
+        with pytest.raises(ValueError, match="empty cache of 2 rows"):
+            model.prefill_rows(prompts, model.new_cache(3, 16))
+        used = model.new_cache(2, 16)
+        model.prefill(torch.arange(4, 8)[None].expand(2, -1), used, block_size=1)
+        with pytest.raises(ValueError, match="empty cache"):
+            model.prefill_rows(prompts, used)
