@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention.bias import CausalBias
 from transformers.activations import ACT2FN
 from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
     Qwen3_5MoeMLP,
@@ -49,7 +50,7 @@ class Pass:
     block_size: int
     cos: torch.Tensor  # (N, Q, rot)
     sin: torch.Tensor
-    mask: torch.Tensor | None = None  # (N or 1, 1, Q, Tk) bool, True = may attend
+    mask: torch.Tensor | CausalBias | None = None  # (N or 1, 1, Q, Tk) bool, True = may attend; or SDPA's causal bias
     lengths: torch.Tensor | None = None  # (N,) committed tokens per sequence
     offset: int | None = None  # the common committed length when all sequences share it
     key_len: int = 0  # keys to attend over in the cache (history + this pass)

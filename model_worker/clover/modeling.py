@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention.bias import causal_lower_right
 from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_outputs import CausalLMOutput
@@ -246,6 +247,7 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
     def decode(
         self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int, commit: int = 0,
         keep: slice | torch.Tensor = slice(None), project: bool = True, trial: bool = False,
+        lower_right: bool | None = None,
     ) -> torch.Tensor:
         """One forward over whole blocks right after each row's history; the first `commit` blocks become
         history (keys, GDN and conv state advance), the rest only read it. A `trial` forward commits
@@ -254,6 +256,8 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         Returns fp32 logits of `keep`: a slice of positions (N, len, V), or flat indices into the
         (N * Q) positions (K, V), so the vocabulary projection runs only where a prediction is needed.
         Without `project`, the final hidden states of `keep` instead: `logits(h)` projects them later.
+        `lower_right` (default: on CUDA) passes a causal pass over rows of one length to attention as
+        SDPA's lower-right causal bias instead of a boolean mask (the same visibility, tested equal).
         """
         n, q = input_ids.shape
         lengths = cache.positions  # on the device: no host copy per forward
@@ -266,7 +270,12 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         h = self.model.embed_tokens(input_ids)
         cos, sin = self.model.rope(lengths[:, None] + torch.arange(q, device=h.device), h.dtype)
         mask = None
-        if uniform is None or q > block_size:
+        causal = uniform is not None and block_size == 1 and q > 1
+        if causal and (h.is_cuda if lower_right is None else lower_right):
+            # Every row at one length, causal within the pass: SDPA's lower-right causal bias runs the
+            # flash kernel with no mask in memory (a verify forward, a prefill chunk).
+            mask = causal_lower_right(q, key_len)
+        elif uniform is None or q > block_size:
             limit = lengths[:, None] + (torch.arange(q, device=h.device) // block_size + 1) * block_size
             mask = (torch.arange(key_len, device=h.device)[None, None, :] < limit[:, :, None])[:, None]
         p = Pass(block_size, cos, sin, mask=mask, lengths=lengths, offset=uniform, key_len=key_len, commit=commit,

@@ -323,3 +323,22 @@ def test_batched_prefill_refuses_a_cache_that_is_not_empty_or_has_other_rows():
         model.prefill(torch.arange(4, 8)[None].expand(2, -1), used, block_size=1)
         with pytest.raises(ValueError, match="empty cache"):
             model.prefill_rows(prompts, used)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # on CPU SDPA materialises the bias, and says so
+def test_a_causal_pass_with_the_lower_right_bias_equals_the_boolean_mask():
+    """The CUDA path hands a causal pass over rows of one length to SDPA as its lower-right causal bias
+    (no mask in memory); it must see what the boolean mask lets it see: the history and the pass so far."""
+    model = tiny_model()
+    gen = torch.Generator().manual_seed(12)
+    history, new = torch.randint(4, 64, (2, 20), generator=gen), torch.randint(4, 64, (2, 9), generator=gen)
+    out = {}
+    with torch.inference_mode():
+        for bias in (False, True):
+            cache = model.new_cache(2, 40)
+            model.prefill(history, cache, block_size=1, chunk=8)  # prefill chunks are causal passes too
+            out[bias] = (model.decode(new, cache, block_size=1, trial=True, lower_right=bias),
+                         [s.key[:, :, :29].clone() for s in cache.layers if s.key is not None])
+    torch.testing.assert_close(out[True][0], out[False][0], atol=1e-5, rtol=1e-5)
+    for a, b in zip(out[True][1], out[False][1], strict=True):
+        torch.testing.assert_close(a, b)
