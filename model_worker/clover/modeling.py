@@ -247,7 +247,7 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
     def decode(
         self, input_ids: torch.LongTensor, cache: CloverCache, *, block_size: int, commit: int = 0,
         keep: slice | torch.Tensor = slice(None), project: bool = True, trial: bool = False,
-        lower_right: bool | None = None,
+        lower_right: bool | None = None, static: bool = False,
     ) -> torch.Tensor:
         """One forward over whole blocks right after each row's history; the first `commit` blocks become
         history (keys, GDN and conv state advance), the rest only read it. A `trial` forward commits
@@ -258,6 +258,9 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         Without `project`, the final hidden states of `keep` instead: `logits(h)` projects them later.
         `lower_right` (default: on CUDA) passes a causal pass over rows of one length to attention as
         SDPA's lower-right causal bias instead of a boolean mask (the same visibility, tested equal).
+        `static` gives the forward shapes that do not depend on the history's length, the form a CUDA
+        graph can capture and replay: keys are written at each row's position on the device and
+        attention reads the cache's whole capacity under a mask built on the device.
         """
         n, q = input_ids.shape
         lengths = cache.positions  # on the device: no host copy per forward
@@ -265,6 +268,8 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
         key_len = max(cache.lengths) + q
         if key_len > cache.capacity:
             raise ValueError(f"cache holds {cache.capacity} positions, this forward needs {key_len}")
+        if static:
+            uniform, key_len = None, cache.capacity
         if trial and commit:
             raise ValueError("a trial forward commits later, through accept(); commit must be 0")
         h = self.model.embed_tokens(input_ids)

@@ -342,3 +342,34 @@ def test_a_causal_pass_with_the_lower_right_bias_equals_the_boolean_mask():
     torch.testing.assert_close(out[True][0], out[False][0], atol=1e-5, rtol=1e-5)
     for a, b in zip(out[True][1], out[False][1], strict=True):
         torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("lengths", [[12, 12], [12, 5]])
+def test_the_static_forms_of_the_decoding_forwards_equal_the_plain_ones(lengths):
+    """`static=True` (shapes fixed by the cache's capacity, the form a CUDA graph captures) writes the
+    same history and predicts the same tokens as the plain forwards: a one-token step, a draft, a
+    verify forward with its accept."""
+    model = tiny_model()
+    gen = torch.Generator().manual_seed(13)
+    hist = torch.randint(4, 64, (2, max(lengths)), generator=gen)
+    one, drafts = torch.randint(4, 64, (2, 1), generator=gen), torch.randint(4, 64, (2, 8), generator=gen)
+    window = torch.full((2, 8), model.config.mask_token_id)
+    window[:, 0] = one[:, 0]
+    runs = {}
+    with torch.inference_mode():
+        for static in (False, True):
+            cache = model.new_cache(2, 48)
+            for r, n in enumerate(lengths):
+                row = cache.row(r)
+                model.prefill(hist[r : r + 1, :n], row, block_size=1)
+                cache.lengths[r] = row.lengths[0]
+            step = model.decode(one, cache, block_size=1, commit=1, static=static)
+            draft = model.decode(window, cache, block_size=8, static=static)
+            verify = model.decode(drafts, cache, block_size=1, trial=True, static=static)
+            model.accept(cache, [3, 6], block_size=1)
+            after = model.decode(one, cache, block_size=1, static=static)
+            runs[static] = (step, draft, verify, after, list(cache.lengths), cache.positions.tolist())
+    for plain, static in zip(runs[False][:4], runs[True][:4], strict=True):
+        torch.testing.assert_close(static, plain, atol=1e-5, rtol=1e-5)
+    expected = [lengths[0] + 4, lengths[1] + 7]  # one committed token, then 3 and 6 accepted
+    assert runs[True][4:] == runs[False][4:] == (expected, expected)
