@@ -315,7 +315,7 @@ def scale_report(args) -> str:
     if args.threads:
         torch.set_num_threads(args.threads)
     result = scale.run(args.scale, device=device, layers=args.layers, history=args.history, prefill=args.prefill,
-                       batches=batches, repeats=args.repeats)
+                       batches=batches, repeats=args.repeats, graphs=args.graphs)
     return json.dumps(result) if args.json else scale.format_text(result)
 
 
@@ -416,6 +416,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--prefill", type=int, default=4096, help="with --scale: prompt tokens of the prefill item")
     parser.add_argument("--batches", default="1,8", help="with --scale: batch sizes, comma separated")
     parser.add_argument("--repeats", type=int, default=5, help="with --scale: timed calls per item (median)")
+    parser.add_argument("--graphs", action="store_true", help="with --scale: also the decoding items as captured "
+                        "forwards (CUDA graphs on CUDA, their static forms elsewhere)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:

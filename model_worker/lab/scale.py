@@ -21,6 +21,7 @@ from collections.abc import Callable
 import torch
 
 from model_worker.clover import CloverConfig, CloverForBlockDiffusion, fast
+from model_worker.clover.graphs import CapturedForward
 from model_worker.lab.counters import count, cuda_kernels
 from model_worker.sampler import preset
 from model_worker.sampler.verified import _Draws, draft_and_verify
@@ -127,7 +128,7 @@ def build(config: CloverConfig, device: torch.device, seed: int = 0) -> CloverFo
 
 
 def run(scale: str, *, device: str = "cpu", layers: int | None = None, history: int = 1024, prefill: int = 4096,
-        batches: tuple[int, ...] = (1, 8), repeats: int = 5, warmup: int = 2) -> dict:
+        batches: tuple[int, ...] = (1, 8), repeats: int = 5, warmup: int = 2, graphs: bool = False) -> dict:
     """The figures for every item at every batch size (see the module docstring)."""
     dev = check_device(device)
     config, depth = scale_config(scale, layers)
@@ -156,9 +157,14 @@ def run(scale: str, *, device: str = "cpu", layers: int | None = None, history: 
     }
     sizes = _layer_bytes(config, depth, scale)
     for batch in batches:
-        for name, (call, positions) in _items(model, dev, batch, history, prefill).items():
+        for name, (call, positions) in _items(model, dev, batch, history, prefill, graphs).items():
             key = f"{name}_bs{batch}"
             out["items"][key] = _measure(model, call, positions, batch, config, depth, sizes, repeats, warmup)
+            twin = out["items"].get(key.replace("_graph_", "_"))
+            if name.endswith("_graph") and twin is not None and not out["items"][key]["forwards"]:
+                # a graph replays the same forwards as its eager twin: the same weights and experts
+                out["items"][key].update({k: twin[k] for k in ("experts_per_layer", "forwards",
+                                                              "weight_bytes_full_depth", "weight_read_floor_ms")})
     out["sync_violations"] = sync_violations(out)
     return out
 
@@ -173,8 +179,11 @@ def sync_violations(result: dict) -> list[str]:
     return bad
 
 
-def _items(model, dev, batch: int, history: int, prefill: int) -> dict[str, tuple[Callable[[], None], int]]:
-    """Each item: a call that leaves the cache as it found it (lengths rewound), and the positions it projects."""
+def _items(model, dev, batch: int, history: int, prefill: int,
+           graphs: bool = False) -> dict[str, tuple[Callable[[], None], int]]:
+    """Each item: a call that leaves the cache as it found it (lengths rewound), and the positions it projects.
+    With `graphs`, also the one-token step, draft, verify and verified round as captured forwards
+    (`model_worker.clover.graphs`: CUDA graphs on CUDA, their static forms run eagerly elsewhere)."""
     v = model.config.vocab_size
     gen = torch.Generator().manual_seed(0)
     hist = torch.randint(10, v, (batch, history), generator=gen).to(dev)
@@ -217,9 +226,44 @@ def _items(model, dev, batch: int, history: int, prefill: int) -> dict[str, tupl
     def prefill_call():
         _prefill(model, prompt, model.new_cache(batch, prefill + 64))
 
-    return {"one_token": (one_token, 1), "draft": (draft, BLOCK - 1), "verify_accept": (verify, BLOCK),
-            "verified_round": (verified_round, 2 * BLOCK - 1), "block_step": (block_step, 8),
-            f"prefill_{prefill}": (prefill_call, 1)}
+    items = {"one_token": (one_token, 1), "draft": (draft, BLOCK - 1), "verify_accept": (verify, BLOCK),
+             "verified_round": (verified_round, 2 * BLOCK - 1), "block_step": (block_step, 8),
+             f"prefill_{prefill}": (prefill_call, 1)}
+    if graphs:
+        items.update(_captured_items(model, cache, one, window, drafted, draws, rows))
+    return items
+
+
+def _captured_items(model, cache, one, window, drafted, draws, rows) -> dict:
+    """The decoding items again, each forward captured once against the bench's cache."""
+    batch = one.shape[0]
+    with torch.inference_mode():
+        step = CapturedForward(model, cache, (batch, 1), block_size=1, commit=1)
+        drafter = CapturedForward(model, cache, (batch, BLOCK), block_size=BLOCK, keep=slice(0, BLOCK - 1))
+        checker = CapturedForward(model, cache, (batch, BLOCK), block_size=1, trial=True)
+
+    def one_token():
+        step(one)
+        cache.rewind(1)
+
+    def draft():
+        drafter(window)
+
+    def verify():
+        checker(drafted)
+        model.accept(cache, [ACCEPT] * batch, block_size=1)
+        cache.rewind(ACCEPT)
+
+    def verified_round():
+        drafts, accepted, nxt = draft_and_verify(model, cache, one[:, 0], BLOCK, draws, rows,
+                                                 forwards=(drafter, checker))
+        read = torch.cat([drafts, accepted[:, None], nxt[:, None]], 1).tolist()  # the round's one read
+        counts = [r[-2] + 1 for r in read]
+        model.accept(cache, counts, block_size=1)
+        cache.rewind(counts)
+
+    return {"one_token_graph": (one_token, 1), "draft_graph": (draft, BLOCK - 1),
+            "verify_accept_graph": (verify, BLOCK), "verified_round_graph": (verified_round, 2 * BLOCK - 1)}
 
 
 def _prefill(model, ids: torch.Tensor, cache, chunk: int = 512) -> None:
@@ -294,6 +338,8 @@ def _experts_hit(model, call) -> tuple[float | None, float, int]:
             h.remove()
     if not calls:
         return None, 0.0, 1
+    if not calls[0]:  # a replayed CUDA graph runs no Python, so no hook saw it
+        return None, 0.0, 0
     per_forward = sum(sum(h) / len(h) for h in calls) / len(calls)
     return round(per_forward, 1), sum(map(sum, calls)) / len(calls), len(calls[0])
 

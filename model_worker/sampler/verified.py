@@ -85,17 +85,24 @@ def _verify(draft_logits, verify_logits, drafts, draws: _Draws, rows: list[int])
     return accepted, draws.sample(left, rows)
 
 
-def draft_and_verify(model, cache, newest: torch.Tensor, bs: int, draws: _Draws, rows: list[int]):
+def draft_and_verify(model, cache, newest: torch.Tensor, bs: int, draws: _Draws, rows: list[int],
+                     forwards: tuple[Callable, Callable] | None = None):
     """A round's two forwards, without reading the device: drafts (M, B - 1), accepted draft counts (M,)
-    and the token after each accepted run (M,). `newest` (M,) opens each row's window."""
+    and the token after each accepted run (M,). `newest` (M,) opens each row's window. `forwards`
+    replaces the draft and verify calls (ids -> logits), for instance by captured ones
+    (`model_worker.clover.graphs`)."""
     mask_id = model.config.mask_token_id
+    draft_call, verify_call = forwards or (
+        lambda ids: model.decode(ids, cache, block_size=bs, keep=slice(0, bs - 1)),
+        lambda ids: model.decode(ids, cache, block_size=1, trial=True),
+    )
     window = torch.full((newest.shape[0], bs), mask_id, dtype=torch.long, device=newest.device)
     window[:, 0] = newest
-    draft_logits = model.decode(window, cache, block_size=bs, keep=slice(0, bs - 1))  # (M, B - 1, V)
+    draft_logits = draft_call(window)  # (M, B - 1, V)
     draft_logits[..., mask_id] = float("-inf")
     drafts = (draft_logits.argmax(-1) if draws.temperature == 0
               else draws.sample((draft_logits / draws.temperature).softmax(-1), rows))
-    verify_logits = model.decode(torch.cat([window[:, :1], drafts], 1), cache, block_size=1, trial=True)
+    verify_logits = verify_call(torch.cat([window[:, :1], drafts], 1))
     verify_logits[..., mask_id] = float("-inf")
     accepted, nxt = _verify(draft_logits, verify_logits, drafts, draws, rows)
     return drafts, accepted, nxt

@@ -373,3 +373,17 @@ def test_the_static_forms_of_the_decoding_forwards_equal_the_plain_ones(lengths)
         torch.testing.assert_close(static, plain, atol=1e-5, rtol=1e-5)
     expected = [lengths[0] + 4, lengths[1] + 7]  # one committed token, then 3 and 6 accepted
     assert runs[True][4:] == runs[False][4:] == (expected, expected)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the flash kernel's lower-right causal path needs a GPU")
+def test_on_a_gpu_the_lower_right_bias_runs_the_kernel_and_equals_the_boolean_mask():
+    model = tiny_model().cuda().to(torch.bfloat16)
+    gen = torch.Generator().manual_seed(14)
+    history, new = torch.randint(4, 64, (2, 40), generator=gen).cuda(), torch.randint(4, 64, (2, 16), generator=gen).cuda()
+    out = {}
+    with torch.inference_mode():
+        for bias in (False, True):
+            cache = model.new_cache(2, 64)
+            model.prefill(history, cache, block_size=1, chunk=16)
+            out[bias] = model.decode(new, cache, block_size=1, trial=True, lower_right=bias)
+    torch.testing.assert_close(out[True], out[False], atol=2e-2, rtol=2e-2)

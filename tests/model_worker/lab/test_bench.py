@@ -144,6 +144,18 @@ def test_the_scale_bench_times_every_forward_without_host_syncs_inside_a_forward
         assert item["experts_per_layer"] > 1  # the router spreads tokens (it was all-zero once)
 
 
+def test_with_graphs_the_scale_bench_times_the_captured_forms_of_the_decoding_forwards_too(capsys):
+    bench.main(SCALE + ["--graphs", "--batches", "1"])
+    result = json.loads(capsys.readouterr().out)
+    captured = {"one_token_graph_bs1", "draft_graph_bs1", "verify_accept_graph_bs1", "verified_round_graph_bs1"}
+    assert captured <= set(result["items"])
+    assert result["sync_violations"] == []
+    assert result["items"]["verified_round_graph_bs1"]["host_syncs"] == 1
+    for name in captured:  # on CPU the static forms run eagerly: the same forwards, the same experts
+        item, twin = result["items"][name], result["items"][name.replace("_graph_", "_")]
+        assert item["ms"] > 0 and item["forwards"] == twin["forwards"] and item["experts_per_layer"] > 1
+
+
 def test_an_item_call_planted_in_a_forward_breaks_the_sync_target(capsys, monkeypatch):
     from model_worker.clover.layers import CloverGatedDeltaNet
 
