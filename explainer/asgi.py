@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels."""
 
 import os
+import threading
 
 from django.core.asgi import get_asgi_application
 
@@ -13,6 +14,11 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from explainer.pages.static import CorsStaticFilesASGIHandler  # noqa: E402
 from explainer.routing import websocket_urlpatterns  # noqa: E402
+from explainer.selectors.library import library_index  # noqa: E402
+
+# Build the library index (BM25 and the sentence embeddings of every page, a few seconds) while the
+# server starts, so that the first learner's question does not wait for it.
+threading.Thread(target=library_index, name="library-index", daemon=True).start()
 
 application = ProtocolTypeRouter(
     {

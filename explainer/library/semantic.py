@@ -11,7 +11,6 @@ three, so one lucky sentence counts less than several close ones.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Iterable
 
@@ -33,7 +32,8 @@ class SentenceEncoder:
         self._lock = threading.Lock()  # one numpy forward at a time; the cache is shared by threads
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """(len(texts), 512) float32; texts already seen come from the cache."""
+        """(len(texts), 512) float32 for library texts: each is kept, so an index rebuilt with one more
+        page encodes only that page's texts."""
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
             if missing:
@@ -41,11 +41,23 @@ class SentenceEncoder:
                     self._cache[text] = vector
             return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 512), np.float32)
 
+    def encode_question(self, question: str) -> np.ndarray:
+        """(512,) float32 for a learner's question, which is not kept."""
+        with self._lock:
+            return self._model.encode([question])[0]
 
-@functools.cache
+
+_encoder: SentenceEncoder | None = None
+_encoder_lock = threading.Lock()
+
+
 def sentence_encoder() -> SentenceEncoder:
-    """The process's encoder (its weights load on first use, under a second)."""
-    return SentenceEncoder()
+    """The process's encoder, made once even when threads ask together (its weights load in under a second)."""
+    global _encoder
+    with _encoder_lock:
+        if _encoder is None:
+            _encoder = SentenceEncoder()
+        return _encoder
 
 
 def head_texts(page: LibraryPage) -> list[str]:
@@ -72,7 +84,7 @@ class SemanticField:
 
     def similarities(self, question: str) -> dict[str, float]:
         """Each topic's similarity to the question: cosines, so -1 to 1 (unrelated text lands near 0.2)."""
-        cosines = self._vectors @ self._encoder.encode([question])[0]  # (T,)
+        cosines = self._vectors @ self._encoder.encode_question(question)  # (T,)
         out = {}
         for topic, rows in self._rows.items():
             best = np.sort(cosines[rows])[::-1]
