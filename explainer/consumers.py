@@ -84,7 +84,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
 
     async def handle_ask(self, message):
         question = _field(message, "question", str)
-        lang = _field(message, "lang", str, required=False) or "en"
+        lang = _field(message, "lang", str, required=False)  # None: the question's own language
         thread_id = _uuid(message, "thread", required=False)
         topic = _field(message, "topic", str, required=False)  # a library page the learner picked
         try:

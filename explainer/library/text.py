@@ -71,3 +71,8 @@ def question_language(text: str) -> tuple[str | None, str]:
     if top == "LATIN":
         return "en", ""
     return None, SCRIPT_NAMES.get(top, "a language other than English or Chinese")
+
+
+def asked_language(question: str, chosen: str | None = None) -> str | None:
+    """The language to answer in: the one the asker chose, else the question's own (None: neither en nor zh)."""
+    return chosen or question_language(normalise_question(question))[0]

@@ -11,7 +11,13 @@ from django.db.models import Max
 from django.utils import timezone
 
 from explainer.library.router import AnswerPlan, answer_plan
-from explainer.library.text import clean_question, has_content, normalise_question, question_language
+from explainer.library.text import (
+    asked_language,
+    clean_question,
+    has_content,
+    normalise_question,
+    question_language,
+)
 from explainer.models import Generation, Learner, PageVersion, Thread
 from explainer.selectors.exemplars import exemplar_html
 from explainer.selectors.generation import (
@@ -119,7 +125,7 @@ def _answer_plan(*, question: str, lang: str, thread: Thread | None, picked: str
 
 
 def generation_create(
-    *, question: str, session_key: str, lang: str = "en", thread_id=None, learner: Learner | None = None,
+    *, question: str, session_key: str, lang: str | None = None, thread_id=None, learner: Learner | None = None,
     topic: str | None = None, client: rate_limits.Client | None = None,
 ) -> Generation:
     """Start answering a question: a new thread, or a follow-up revising the thread's latest page.
@@ -128,6 +134,7 @@ def generation_create(
     `client` (the asking browser's lasting id and address) is what the rate limits count by.
     """
     question = question_clean(question)
+    lang = asked_language(question, lang)  # a client that does not say gets the question's own language
     if lang not in LANGS:
         raise GenerationRejected("bad_field", f"Unknown language {lang!r}: use one of {', '.join(LANGS)}.")
     thread = None

@@ -26,6 +26,15 @@ async def test_the_topic_event_names_the_library_page_before_any_draft(connect):
     assert topic["score"] > 0 and topic["nearest"][0]["slug"] == "zh-rainbow"
 
 
+async def test_a_question_asked_without_a_language_is_answered_in_its_own(connect):
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "为什么月亮会有圆有缺？"})
+    await ws.receive_json_from(timeout=10)
+    topic = await ws.receive_json_from(timeout=10)
+    assert (topic["slug"], topic["lang"]) == ("zh-moon-phases", "zh")
+    assert await database_sync_to_async(lambda: Generation.objects.get().lang)() == "zh"
+
+
 @pytest.fixture
 def rainbow_in_chinese_only(monkeypatch):
     """The library as it was while rainbows had a Chinese page only."""

@@ -41,7 +41,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("question")
-        parser.add_argument("--lang", choices=LANGS, default="en")
+        parser.add_argument("--lang", choices=LANGS, default=None,
+                            help="the page's language (default: the question's own)")
         parser.add_argument("-o", "--output", required=True, help="where to write the page's html")
         parser.add_argument("--previous", help="a page to revise: the question becomes a follow-up")
         parser.add_argument("--no-check", action="store_true", help="skip the render check")
@@ -49,6 +50,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, question, lang, output, previous, no_check, topic, **options):
         from explainer.library.router import answer_plan
+        from explainer.library.text import asked_language
         from explainer.selectors.library import library_page_html, question_route
         from explainer.services.generation import GenerationRejected, question_clean
 
@@ -56,6 +58,7 @@ class Command(BaseCommand):
             question = question_clean(question)
         except GenerationRejected as exc:
             raise CommandError(exc.message) from None
+        lang = asked_language(question, lang)
         previous_page = Path(previous).read_text(encoding="utf-8") if previous else None
         try:
             settings = engine_settings()
