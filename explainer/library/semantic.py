@@ -77,10 +77,10 @@ class SemanticField:
                 texts.append(text)
                 owners.append(page.topic)
         self._vectors = self._encoder.encode(texts)  # (T, 512)
-        self._rows: dict[str, np.ndarray] = {}
+        rows: dict[str, list[int]] = {}
         for row, topic in enumerate(owners):
-            self._rows.setdefault(topic, []).append(row)
-        self._rows = {topic: np.array(rows) for topic, rows in self._rows.items()}
+            rows.setdefault(topic, []).append(row)
+        self._rows = {topic: np.array(r) for topic, r in rows.items()}  # topic -> its rows of _vectors
 
     def similarities(self, question: str) -> dict[str, float]:
         """Each topic's similarity to the question: cosines, so -1 to 1 (unrelated text lands near 0.2)."""
