@@ -43,6 +43,7 @@ class EngineSettings:
     max_new_tokens: int | None = None  # cap on a page's tokens; None: what the context leaves
     threads: int | None = None  # CPU torch threads; None: the cores not already busy
     batch: int = 1  # clover: pages one worker decodes together (continuous batching); 1: one at a time
+    graphs: bool = False  # clover, verified decoding: draft and verify forwards as captured CUDA graphs
     base_url: str = "http://127.0.0.1:8000/v1"  # openai: the server's API root
     model_name: str = ""  # openai: the served model's name
     api_key: str = ""  # openai: sent as a bearer token when set
@@ -70,8 +71,8 @@ class EngineSettings:
 
 
 def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
-    """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE, MODEL_DECODING, MODEL_THREADS, MODEL_MAX_NEW_TOKENS and
-    MODEL_BATCH; relative paths are taken from the repo root."""
+    """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE, MODEL_DECODING, MODEL_THREADS, MODEL_MAX_NEW_TOKENS,
+    MODEL_BATCH and MODEL_GRAPHS; relative paths are taken from the repo root."""
     env = os.environ if environ is None else environ
     path = Path(env.get("MODEL_PATH") or DEFAULT_MODEL_PATH)
     if not path.is_absolute():
@@ -86,6 +87,7 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
         max_new_tokens=_number(env, "MODEL_MAX_NEW_TOKENS", int),
         threads=_number(env, "MODEL_THREADS", int),
         batch=1 if batch is None else batch,
+        graphs=_flag(env, "MODEL_GRAPHS"),
         base_url=env.get("MODEL_BASE_URL") or EngineSettings.base_url,
         model_name=env.get("MODEL_NAME") or "",
         api_key=env.get("MODEL_API_KEY") or "",
@@ -125,6 +127,15 @@ def default_threads() -> int:
     return max(1, min(cores, round(cores - os.getloadavg()[0])))
 
 
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = (env.get(name) or "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name}={env[name]!r} is not one of 1, 0, true, false, yes, no, on, off")
+
+
 def load_backend(settings: EngineSettings | None = None):
     """Instantiate the configured page backend: `Class.from_settings(settings)` when the class has it,
     else `Class(path=..., device=...[, decoding=...])`."""
@@ -135,12 +146,17 @@ def load_backend(settings: EngineSettings | None = None):
     if settings.batch > 1 and "batch" not in inspect.signature(cls).parameters:
         raise ValueError(f"MODEL_BATCH={settings.batch}: the {settings.backend} backend writes one page at a "
                          "time (continuous batching is the clover backend's)")
+    if settings.graphs and "graphs" not in inspect.signature(cls).parameters:
+        raise ValueError(f"MODEL_GRAPHS: the {settings.backend} backend does not capture its forwards "
+                         "(CUDA graphs are the clover backend's)")
     if hasattr(cls, "from_settings"):
         return cls.from_settings(settings)
     options = {k: v for k, v in (("decoding", settings.decoding), ("threads", settings.threads),
                                  ("max_new_tokens", settings.max_new_tokens)) if v is not None}
     if settings.batch > 1:
         options["batch"] = settings.batch
+    if settings.graphs:
+        options["graphs"] = True
     return cls(path=settings.model_path, device=settings.device, **options)
 
 

@@ -11,7 +11,7 @@ PY=${PY:-python3}
 # --noconftest: the suite's conftest starts the web tier's services; these tests need only torch.
 $PY -m pytest -q -p no:cacheprovider -p no:django --noconftest \
     tests/model_worker/test_clover_graphs.py tests/model_worker/test_clover_fast_paths.py \
-    tests/model_worker/test_clover_model.py -k "lower_right or clover_graphs or fast_paths" \
+    tests/model_worker/test_clover_model.py -k "lower_right or clover_graphs or fast_paths or on_a_gpu" \
     2>&1 | tee "$OUT/tests.log"
 $PY -m model_worker.lab.bench --scale clover-35b-a3b --random-weights --device cuda --graphs --json \
     ${SCALE_ARGS:-} > "$OUT/scale.json"

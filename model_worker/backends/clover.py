@@ -64,12 +64,14 @@ class CloverBackend:
 
     def __init__(self, path: str | Path = DEFAULT_MODEL_PATH, device: str = "auto", decoding: str = "verified",
                  max_new_tokens: int | None = None, threads: int | None = None, batch: int = 1,
-                 **sampler_overrides):
+                 graphs: bool = False, **sampler_overrides):
         if resolve_device(device) == "cpu":
             torch.set_num_threads(threads or default_threads())
         self.path = Path(path)
         self.tok, self.model = load_checkpoint(path, device)
         self.context = self.model.config.max_position_embeddings
+        if graphs:  # verified decoding's forwards as CUDA graphs (SamplerConfig says which decodings)
+            sampler_overrides["graphs"] = True
         self.sampler = self._sampler(decoding, max_new_tokens, sampler_overrides)
         self.pieces, self.token_bytes = token_tables(self.tok)
         self.decoder = None
@@ -79,8 +81,9 @@ class CloverBackend:
             if self.sampler.decoding != "verified":
                 raise ValueError(f"MODEL_BATCH={batch} batches verified decoding, not {self.sampler.decoding!r}")
             self.decoder = BatchedDecoder(self.model, batch)
-        log.info("clover backend ready: %s on %s, %s decoding, %d torch threads", self.path,
-                 next(self.model.parameters()).device, self.sampler.decoding, torch.get_num_threads())
+        log.info("clover backend ready: %s on %s, %s decoding%s, %d torch threads", self.path,
+                 next(self.model.parameters()).device, self.sampler.decoding,
+                 " (CUDA graphs)" if self.sampler.graphs else "", torch.get_num_threads())
 
     def _sampler(self, decoding: str, max_new_tokens: int | None, overrides: dict):
         """The named settings of `decoding` (model_worker.sampler.decodings) with `overrides`, checked

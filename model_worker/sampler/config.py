@@ -20,6 +20,10 @@ class SamplerConfig:
     it (`verified.py`): the text of autoregressive decoding at up to B tokens per two forwards. The
     commit rule and fallback are diffusion's; the other decodings never read them.
 
+    graphs (verified decoding only): the round's draft and verify forwards run as captured CUDA graphs
+    (`model_worker.clover.graphs`), recorded again whenever the batch's rows change; off CUDA their
+    static forms run eagerly, the same text.
+
     rule: "threshold" commits every masked position whose probability is >= `threshold` (always the
     most confident one); "factor" is Fast-dLLM's rule: the largest n with (n + 1)(1 - c_n) < `factor`
     over confidences sorted high to low; "entropy" commits the lowest-entropy positions while their
@@ -44,6 +48,7 @@ class SamplerConfig:
     temperature: float = 0.0
     max_new_tokens: int = 4096
     seed: int = 0
+    graphs: bool = False
 
     def __post_init__(self):
         if self.decoding not in DECODINGS:
@@ -64,6 +69,8 @@ class SamplerConfig:
             (self.k >= 1, f"k must be >= 1, got {self.k}"),
             (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
             (self.max_new_tokens >= 1, f"max_new_tokens must be >= 1, got {self.max_new_tokens}"),
+            (not self.graphs or self.decoding == "verified",
+             f"graphs capture verified decoding's forwards, not {self.decoding!r}"),
         ]
         for ok, message in checks:
             if not ok:

@@ -108,6 +108,16 @@ def draft_and_verify(model, cache, newest: torch.Tensor, bs: int, draws: _Draws,
     return drafts, accepted, nxt
 
 
+def captured_round(model, cache, bs: int) -> tuple[Callable, Callable]:
+    """The draft and verify forwards of `draft_and_verify` for every row of `cache`, captured (a Clover
+    model: `model_worker.clover.graphs`)."""
+    from model_worker.clover.graphs import CapturedForward
+
+    rows = len(cache.lengths)
+    return (CapturedForward(model, cache, (rows, bs), block_size=bs, keep=slice(0, bs - 1)),
+            CapturedForward(model, cache, (rows, bs), block_size=1, trial=True))
+
+
 class VerifiedBatch:
     """Verified decoding over a batch that sequences join and leave between rounds (continuous batching).
 
@@ -133,6 +143,7 @@ class VerifiedBatch:
         self.length: list[int] = []  # per sequence: committed tokens, prompt included
         self.rounds: list[int] = []  # per sequence: rounds run
         self.stops: list[Callable[[], bool] | None] = []  # per sequence: asked between rounds
+        self.forwards: tuple[Callable, Callable] | None = None  # with cfg.graphs: captured against self.cache
 
     @property
     def running(self) -> list[int]:
@@ -158,6 +169,7 @@ class VerifiedBatch:
             model.prefill(histories[0][None], fresh, block_size=1, chunk=PREFILL_CHUNK)
         newest = torch.tensor([p[-1] for p in prompts], device=self.device)
         self.cache = fresh if self.cache is None else type(fresh).join([self.cache, fresh])
+        self.forwards = None
         self.newest = newest if self.newest is None else torch.cat([self.newest, newest])
         seqs = []
         for k, (prompt, end) in enumerate(zip(prompts, ends, strict=True)):
@@ -192,8 +204,10 @@ class VerifiedBatch:
                 return finished
         else:
             finished = []
+        if self.cfg.graphs and self.forwards is None:
+            self.forwards = captured_round(self.model, self.cache, self.cfg.block_size)
         drafts, accepted, nxt = draft_and_verify(self.model, self.cache, self.newest, self.cfg.block_size,
-                                                 self.draws, rows)
+                                                 self.draws, rows, self.forwards)
 
         # The round's one host synchronisation: drafts, accepted count and next token of every row at once.
         read = torch.cat([drafts, accepted[:, None], nxt[:, None]], 1).tolist()
@@ -224,6 +238,7 @@ class VerifiedBatch:
 
     def _shrink(self, keep_rows: list[int]) -> None:
         """Keep only the batch rows `keep_rows` (positions in the running list)."""
+        self.forwards = None  # a captured forward belongs to the cache it was recorded against
         if not self.done.retire(keep_rows):
             self.cache, self.newest = None, None
             return

@@ -36,6 +36,16 @@ def test_counts_in_the_environment_are_read_and_a_bad_count_is_refused_by_name(n
             engine_settings({name: bad})
 
 
+def test_model_graphs_is_a_flag_and_only_the_clover_backend_takes_it():
+    assert engine_settings({}).graphs is False
+    assert engine_settings({"MODEL_GRAPHS": "1"}).graphs and engine_settings({"MODEL_GRAPHS": "On"}).graphs
+    assert engine_settings({"MODEL_GRAPHS": "0"}).graphs is False
+    with pytest.raises(ValueError, match="MODEL_GRAPHS='maybe'"):
+        engine_settings({"MODEL_GRAPHS": "maybe"})
+    with pytest.raises(ValueError, match="MODEL_GRAPHS: the openai backend does not capture"):
+        load_backend(engine_settings({"MODEL_BACKEND": "openai", "MODEL_GRAPHS": "1"}))
+
+
 def test_an_unknown_device_or_malformed_backend_is_refused_by_name():
     with pytest.raises(ValueError, match="'tpu'"):
         engine_settings({"MODEL_DEVICE": "tpu"})

@@ -71,3 +71,23 @@ def test_on_a_gpu_the_graphs_replay_what_the_plain_forwards_compute():
     model = tiny_model().cuda()
     with torch.inference_mode():
         assert_same(rounds(model, "cuda", captured=True), rounds(model, "cuda", captured=False))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
+def test_on_a_gpu_verified_decoding_on_graphs_writes_the_plain_pages_as_rows_join_and_leave():
+    from model_worker.sampler import SamplerConfig
+    from model_worker.sampler.verified import VerifiedBatch
+
+    model = tiny_model(eos_token_id=None).cuda()
+    prompts = [torch.randint(4, 64, (n,), generator=torch.Generator().manual_seed(n)).tolist() for n in (5, 12, 9)]
+    outputs = []
+    for graphs in (False, True):
+        batch = VerifiedBatch(model, SamplerConfig(decoding="verified", block_size=8, max_new_tokens=20,
+                                                   graphs=graphs))
+        first = batch.admit(prompts[:2])
+        batch.round()
+        late = batch.admit(prompts[2:], max_new_tokens=35)
+        while batch.running:
+            batch.round()
+        outputs.append([batch.outputs([seq])[0].tokens for seq in (*first, *late)])
+    assert outputs[0] == outputs[1]

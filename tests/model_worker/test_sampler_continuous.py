@@ -128,3 +128,27 @@ def test_a_finished_sequence_is_forgotten_but_a_running_one_is_not():
             assert len(batch.outputs([seq])[0].tokens) == 6
             batch.forget(seq)
             assert batch.done.tokens[seq] == [] and batch.draws.generators[seq] is None
+
+
+def test_captured_forwards_write_the_same_pages_as_the_plain_ones_as_rows_join_and_leave():
+    # Off CUDA a captured forward runs its static form eagerly: the same bookkeeping (recorded again
+    # whenever the rows change), so the text must not move.
+    model = tiny_model(eos_token_id=None)
+    plain = SamplerConfig(decoding="verified", block_size=8, max_new_tokens=20)
+    graphs = SamplerConfig(**{**plain.__dict__, "graphs": True})
+    outputs = []
+    for cfg in (plain, graphs):
+        batch = VerifiedBatch(model, cfg)
+        first = batch.admit([prompt(5), prompt(12, 1)])
+        batch.round()
+        late = batch.admit([prompt(9, 2)], max_new_tokens=35)
+        while batch.running:
+            batch.round()
+        outputs.append([batch.outputs([seq])[0].tokens for seq in (*first, *late)])
+    assert outputs[0] == outputs[1]
+    assert [len(t) for t in outputs[1]] == [20, 20, 35]
+
+
+def test_graphs_are_refused_for_a_decoding_other_than_verified():
+    with pytest.raises(ValueError, match="graphs capture verified decoding's forwards, not 'diffusion'"):
+        SamplerConfig(decoding="diffusion", graphs=True)
