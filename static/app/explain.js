@@ -219,6 +219,10 @@ function showNearest(nearest) {
     return chip;
   });
   $("nearest-topics").replaceChildren(...chips);
+  // In the language of the refusal above it, which is the question's.
+  const label = $("nearest-label");
+  label.lang = state.lastAsk?.lang === "zh" ? "zh" : "en";
+  label.textContent = label.lang === "zh" ? "资料库里有这些相近的主题：" : "Topics the library has that come close:";
   $("nearest").hidden = chips.length === 0;
 }
 

@@ -105,8 +105,20 @@ def test_an_unknown_topic_offers_the_nearest_topics_and_a_click_asks_one(browser
     expect(nearest.first).to_have_text(nearest_one)
     assert nearest.count() <= 3
 
+    expect(page.locator("#nearest-label")).to_have_text("Topics the library has that come close:")
+
     nearest.first.click()
     expect(page.locator("#live-topic")).to_have_text(f"Explaining: {nearest_one}", timeout=TIMEOUT_MS)
+
+
+def test_a_chinese_question_is_refused_with_its_nearest_topics_in_chinese(browser, live_server_url):
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(live_server_url + "/")
+    page.fill("#question", "冰箱是怎样让食物保持低温的？")
+    page.press("#question", "Enter")
+    expect(page.locator("#problem-text")).to_contain_text("资料库", timeout=TIMEOUT_MS)
+    expect(page.locator("#nearest-label")).to_have_text("资料库里有这些相近的主题：")
+    expect(page.locator("#nearest-label")).to_have_attribute("lang", "zh")
 
 
 BEES_ZH = """<!doctype html><html lang="zh-CN"><head><title>蜜蜂怎样酿蜜</title></head><body>
