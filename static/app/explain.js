@@ -96,7 +96,7 @@ const handlers = {
     const asked = state.lastAsk?.lang;
     for (const id of ["live-topic", "page-topic"]) {
       const line = $(id);
-      line.replaceChildren(`Explaining: ${e.title}`);
+      line.replaceChildren(asked === "zh" ? `正在讲解：${e.title}` : `Explaining: ${e.title}`);
       line.lang = e.lang === "zh" ? "zh" : "en";
       if (asked && e.lang && e.lang !== asked) {
         const note = document.createElement("span");

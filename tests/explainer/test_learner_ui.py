@@ -121,6 +121,14 @@ def test_a_chinese_question_is_refused_with_its_nearest_topics_in_chinese(browse
     expect(page.locator("#nearest-label")).to_have_attribute("lang", "zh")
 
 
+def test_a_chinese_question_says_what_is_being_explained_in_chinese(browser, live_server_url):
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(live_server_url + "/")
+    page.fill("#question", "彩虹是怎么形成的？")
+    page.press("#question", "Enter")
+    expect(page.locator("#live-topic")).to_contain_text("正在讲解：彩虹和光的色散", timeout=TIMEOUT_MS)
+
+
 BEES_ZH = """<!doctype html><html lang="zh-CN"><head><title>蜜蜂怎样酿蜜</title></head><body>
 <script type="module">import { start } from "kit";
 const app = start({ lang: "zh", title: "蜜蜂怎样酿蜜", intro: "工蜂把花蜜带回蜂巢，酿成蜂蜜。" });
