@@ -1,6 +1,7 @@
 // The learner's page: one socket to /ws/explain/ (docs/protocol.md), a live view of the block being
 // written, then the finished page in a sandboxed iframe, follow-ups and the thread's versions.
 import { Socket } from "./socket.js";
+import { words } from "./words.js";
 
 const $ = (id) => document.getElementById(id);
 const MASK = "▒";
@@ -36,6 +37,9 @@ function uiLang() {
   return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
 }
 
+// The page's words for the question being answered (the interface's language before any question).
+const say = () => words(state.lastAsk?.lang || uiLang());
+
 // Example questions come from the library in both languages; show those of the interface's language.
 function showSuggestions() {
   const lang = uiLang();
@@ -63,7 +67,7 @@ function startLive(question) {
   $("live-topic").hidden = true;
   $("committed").textContent = "";
   $("current").replaceChildren();
-  $("status").textContent = "Sending your question…";
+  $("status").textContent = say().sending;
   $("progress-bar").style.width = "0";
   $("stop-button").disabled = false;
   show("live");
@@ -78,7 +82,7 @@ const handlers = {
     app.dataset.thread = e.thread;
     history.replaceState(null, "", `/t/${e.thread}/`);
     // Sent again as the queue moves (and when a question is sent to the model again after an outage).
-    const waiting = e.position > 0 ? `Waiting for the model: ${e.position} ahead of you…` : "Starting…";
+    const waiting = e.position > 0 ? say().waiting(e.position) : say().starting;
     $("status").textContent = e.message ? `${e.message} ${waiting}` : waiting;
   },
   retry(e) {
@@ -96,13 +100,13 @@ const handlers = {
     const asked = state.lastAsk?.lang;
     for (const id of ["live-topic", "page-topic"]) {
       const line = $(id);
-      line.replaceChildren(asked === "zh" ? `正在讲解：${e.title}` : `Explaining: ${e.title}`);
+      line.replaceChildren(say().explaining(e.title));
       line.lang = e.lang === "zh" ? "zh" : "en";
       if (asked && e.lang && e.lang !== asked) {
         const note = document.createElement("span");
         note.className = "note";
         note.lang = asked;
-        note.textContent = e.lang === "zh" ? "available in 中文 only" : "only in English so far";
+        note.textContent = say().onlyIn[e.lang === "zh" ? "zh" : "en"];
         line.append(note);
       }
       if (e.source === "library") {
@@ -110,7 +114,7 @@ const handlers = {
         const note = document.createElement("span");
         note.className = "note";
         note.lang = asked || line.lang;
-        note.textContent = note.lang === "zh" ? "来自资料库" : "From the library";
+        note.textContent = words(note.lang).fromLibrary;
         line.append(note);
       }
       line.hidden = false;
@@ -143,8 +147,8 @@ const handlers = {
     scrollDraft();
   },
   stats(e) {
-    const doing = state.fixing ? `Fixing (try ${state.fixing.attempt} of ${state.fixing.attempts})…` : "Writing…";
-    $("status").textContent = `${doing} block ${e.blocks} · ${e.tokens} tokens · ${e.tokens_per_s} tokens/s`;
+    const doing = state.fixing ? say().fixingTry(state.fixing.attempt, state.fixing.attempts) : say().writing;
+    $("status").textContent = say().progress(doing, e.blocks, e.tokens, e.tokens_per_s);
   },
   fixing(e) {
     // The page failed its check in a browser: the model writes it again, on generation `e.repair`.
@@ -152,20 +156,18 @@ const handlers = {
     startLive($("page-question").textContent);
     state.generation = e.repair;
     state.fixing = { attempt: e.attempt, attempts: e.attempts };
-    $("status").textContent = `Fixing… the page failed its check (${(e.errors || [])[0] || "in a browser"})`;
+    $("status").textContent = say().fixingFailed((e.errors || [])[0] || say().inBrowser);
   },
   done(e) {
     const s = e.stats || {};
-    const rate = s.tokens_per_s ? ` at ${s.tokens_per_s} tokens/s` : "";
-    const took = s.seconds ? ` in ${s.seconds} s` : "";
     hide("live");
     showPage(e.page_url, $("live-question").textContent, e.page);
     addVersion(e.page, e.version, $("live-question").textContent, e.page_url);
     $("qa").hidden = false;
     $("qa").className = "qa pending";
     // A page served from the library was not written now: it has no token count to show.
-    const made = s.tokens == null ? "from the library" : `${s.tokens} tokens${took}${rate}`;
-    $("qa").textContent = `v${e.version}: ${made} · checking…`;
+    const made = s.tokens == null ? say().madeFromLibrary : say().made(s.tokens, s.seconds, s.tokens_per_s);
+    $("qa").textContent = say().checking(e.version, made);
     state.generation = null;
     state.fixing = null;
   },
@@ -176,16 +178,14 @@ const handlers = {
     if (button && e.status === "failed") flagVersion(button);
     if ($("page-frame").dataset.page === String(e.page)) $("page-warning").hidden = e.status !== "failed";
     $("qa").className = `qa ${e.passed ? "passed" : "failed"}`;
-    $("qa").textContent = e.passed
-      ? "✓ Page checked in a browser"
-      : `⚠ Page check: ${e.summary || failed.join(", ")}`;
+    $("qa").textContent = e.passed ? say().checked : say().checkFailed(e.summary || failed.join(", "));
   },
   error(e) {
     if (e.generation && state.generation && e.generation !== state.generation) return;
     state.generation = null;
     state.fixing = null;
     hide("live");
-    const text = e.code === "cancelled" ? "Stopped. You can ask again." : e.message;
+    const text = e.code === "cancelled" ? say().stopped : e.message;
     $("problem-text").textContent = text;
     showNearest(e.code === "unknown_topic" ? e.nearest || [] : []);
     // Asking the same unknown topic again would only be refused again.
@@ -222,7 +222,7 @@ function showNearest(nearest) {
   // In the language of the refusal above it, which is the question's.
   const label = $("nearest-label");
   label.lang = state.lastAsk?.lang === "zh" ? "zh" : "en";
-  label.textContent = label.lang === "zh" ? "资料库里有这些相近的主题：" : "Topics the library has that come close:";
+  label.textContent = words(label.lang).nearest;
   $("nearest").hidden = chips.length === 0;
 }
 
@@ -309,7 +309,7 @@ $("versions").addEventListener("click", (ev) => {
 $("stop-button").addEventListener("click", () => {
   if (!state.generation) return;
   $("stop-button").disabled = true;
-  $("status").textContent = "Stopping after this block…";
+  $("status").textContent = say().stopping;
   socket.send({ type: "cancel", generation: state.generation });
 });
 $("retry-button").addEventListener("click", () => {

@@ -127,6 +127,7 @@ def test_a_chinese_question_says_what_is_being_explained_in_chinese(browser, liv
     page.fill("#question", "彩虹是怎么形成的？")
     page.press("#question", "Enter")
     expect(page.locator("#live-topic")).to_contain_text("正在讲解：彩虹和光的色散", timeout=TIMEOUT_MS)
+    expect(page.locator("#qa")).to_contain_text("第 1 版", timeout=TIMEOUT_MS)  # the page's line, in Chinese too
 
 
 BEES_ZH = """<!doctype html><html lang="zh-CN"><head><title>蜜蜂怎样酿蜜</title></head><body>

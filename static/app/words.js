@@ -1,0 +1,53 @@
+// The learner page's own words, in English and Chinese. What the page says about a question (its
+// status, the topic, a refusal, the check) is in that question's language.
+
+const WORDS = {
+  en: {
+    sending: "Sending your question…",
+    waiting: (ahead) => `Waiting for the model: ${ahead} ahead of you…`,
+    starting: "Starting…",
+    explaining: (title) => `Explaining: ${title}`,
+    onlyIn: { zh: "available in 中文 only", en: "only in English so far" },
+    fromLibrary: "From the library",
+    writing: "Writing…",
+    fixingTry: (attempt, attempts) => `Fixing (try ${attempt} of ${attempts})…`,
+    progress: (doing, blocks, tokens, rate) => `${doing} block ${blocks} · ${tokens} tokens · ${rate} tokens/s`,
+    fixingFailed: (why) => `Fixing… the page failed its check (${why})`,
+    inBrowser: "in a browser",
+    madeFromLibrary: "from the library",
+    made: (tokens, seconds, rate) =>
+      `${tokens} tokens${seconds ? ` in ${seconds} s` : ""}${rate ? ` at ${rate} tokens/s` : ""}`,
+    checking: (version, made) => `v${version}: ${made} · checking…`,
+    checked: "✓ Page checked in a browser",
+    checkFailed: (what) => `⚠ Page check: ${what}`,
+    stopped: "Stopped. You can ask again.",
+    nearest: "Topics the library has that come close:",
+    stopping: "Stopping after this block…",
+  },
+  zh: {
+    sending: "正在发送你的问题……",
+    waiting: (ahead) => `排队等待模型：前面还有 ${ahead} 个……`,
+    starting: "开始……",
+    explaining: (title) => `正在讲解：${title}`,
+    onlyIn: { zh: "只有中文版", en: "暂时只有英文版" },
+    fromLibrary: "来自资料库",
+    writing: "正在写……",
+    fixingTry: (attempt, attempts) => `正在修复（第 ${attempt} 次，共 ${attempts} 次）……`,
+    progress: (doing, blocks, tokens, rate) => `${doing}第 ${blocks} 块 · ${tokens} 个 token · 每秒 ${rate} 个 token`,
+    fixingFailed: (why) => `正在修复……页面没有通过检查（${why}）`,
+    inBrowser: "浏览器检查",
+    madeFromLibrary: "来自资料库",
+    made: (tokens, seconds, rate) =>
+      `${tokens} 个 token${seconds ? `，用时 ${seconds} 秒` : ""}${rate ? `，每秒 ${rate} 个` : ""}`,
+    checking: (version, made) => `第 ${version} 版：${made} · 正在检查……`,
+    checked: "✓ 页面已在浏览器中检查通过",
+    checkFailed: (what) => `⚠ 页面检查：${what}`,
+    stopped: "已停止。你可以重新提问。",
+    nearest: "资料库里有这些相近的主题：",
+    stopping: "写完这一块就停止……",
+  },
+};
+
+export function words(lang) {
+  return WORDS[lang === "zh" ? "zh" : "en"];
+}
