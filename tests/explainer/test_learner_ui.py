@@ -111,21 +111,24 @@ def test_an_unknown_topic_offers_the_nearest_topics_and_a_click_asks_one(browser
     expect(page.locator("#live-topic")).to_have_text(f"Explaining: {nearest_one}", timeout=TIMEOUT_MS)
 
 
-def test_a_chinese_question_is_refused_with_its_nearest_topics_in_chinese(browser, live_server_url):
+def ask_on_a_phone(browser, live_server_url, question: str):
+    """A new learner's page on a phone-sized screen, with `question` asked."""
     page = browser.new_page(viewport={"width": 390, "height": 844})
     page.goto(live_server_url + "/")
-    page.fill("#question", "冰箱是怎样让食物保持低温的？")
+    page.fill("#question", question)
     page.press("#question", "Enter")
+    return page
+
+
+def test_a_chinese_question_is_refused_with_its_nearest_topics_in_chinese(browser, live_server_url):
+    page = ask_on_a_phone(browser, live_server_url, "冰箱是怎样让食物保持低温的？")
     expect(page.locator("#problem-text")).to_contain_text("资料库", timeout=TIMEOUT_MS)
     expect(page.locator("#nearest-label")).to_have_text("资料库里有这些相近的主题：")
     expect(page.locator("#nearest-label")).to_have_attribute("lang", "zh")
 
 
 def test_a_chinese_question_says_what_is_being_explained_in_chinese(browser, live_server_url):
-    page = browser.new_page(viewport={"width": 390, "height": 844})
-    page.goto(live_server_url + "/")
-    page.fill("#question", "彩虹是怎么形成的？")
-    page.press("#question", "Enter")
+    page = ask_on_a_phone(browser, live_server_url, "彩虹是怎么形成的？")
     expect(page.locator("#live-topic")).to_contain_text("正在讲解：彩虹和光的色散", timeout=TIMEOUT_MS)
     expect(page.locator("#qa")).to_contain_text("第 1 版", timeout=TIMEOUT_MS)  # the page's line, in Chinese too
 
