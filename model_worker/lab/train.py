@@ -27,6 +27,7 @@ from model_worker.prompt import build_prompt, page_target
 from model_worker.tokenizer import DEFAULT_VOCAB_SIZE, load_tokenizer, special_ids, train_tokenizer
 
 STATE_FILE = "train_state.pt"
+TIMED_STEPS = 10  # steps a `--minutes` run times before it sets its step count
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,8 @@ class TrainConfig:
     weight_decay: float = 0.05
     grad_clip: float = 1.0
     block_sizes: tuple[int, ...] = (1, 8, 16, 32)
-    # Block size 1 is drawn less often: its GDN pass runs token by token and costs ~5x a wide block.
+    # Block size 1 is drawn less often (the demo's first runs, when its GDN pass ran token by token; it now
+    # runs in 64-token chunks and one stream, about 0.6x a wide block's step).
     block_weights: tuple[float, ...] = (0.1, 0.25, 0.25, 0.4)
     # Share of blocks masked from a random cut to the end instead of at random: what the prefix
     # fallback decodes from. 0 keeps the plain BD3-LM objective.
@@ -95,6 +97,19 @@ class TrainConfig:
 PRESETS: dict[str, TrainConfig] = {
     "demo": TrainConfig(),
     # Seconds on a CPU: for tests and smoke runs.
+    # The whole grown library (160 pages, up to about 9,500 tokens with their prompts) from scratch: a
+    # wider model (about 4.2M parameters, a verify forward about 1.2x the demo shape's on a CPU core) and
+    # a batch of pages a step. Sized for a GPU (`--device cuda`); `--minutes` fits the schedule to a budget.
+    "library": TrainConfig(
+        # The demo checkpoint's later runs in one: drafting from a causal history, and the topic line
+        # (its title at the page's head) learned on short head steps (docs/model.md, Training).
+        steps=4000, batch_size=16, lr=2e-3, warmup=50, context=10240, save_every=200,
+        block_weights=(0.15, 0.1, 0.15, 0.6), causal_history_rate=0.5, draft_mask_rate=0.5,
+        head_rate=0.15, head_tokens=96, head_block_weights=(0.7, 0.1, 0.1, 0.1), foreign_questions=4,
+        model=dict(hidden_size=256, intermediate_size=768, num_hidden_layers=4, num_attention_heads=4,
+                   num_key_value_heads=1, head_dim=64, linear_num_key_heads=4, linear_num_value_heads=4,
+                   linear_key_head_dim=32, linear_value_head_dim=32),
+    ),
     "tiny": TrainConfig(
         steps=20, batch_size=2, lr=3e-3, warmup=2, block_sizes=(1, 4, 8), block_weights=(1, 1, 1),
         context=512, previous_budget=32, vocab_size=400, save_every=10, model_preset="tiny",
@@ -214,7 +229,8 @@ def make_model(tok, cfg: TrainConfig):
 
 def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page] | None = None,
           stop_after: int | None = None, progress: bool = True, log=print, extend_to: int | None = None,
-          init_from: Path | None = None, all_pages: bool = False) -> dict:
+          init_from: Path | None = None, all_pages: bool = False, device: str = "cpu",
+          minutes: float | None = None) -> dict:
     """Train (or resume) into `out`; returns a summary with every step's loss.
 
     A resumed run keeps the saved config; `extend_to` raises its step count (the cosine tail is then
@@ -225,6 +241,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
     """
     from tqdm import tqdm
 
+    device = torch.device(device)
     out.mkdir(parents=True, exist_ok=True)
     state_path = out / STATE_FILE
     state = None
@@ -272,6 +289,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
         cfg = replace(cfg, model={k: getattr(model.config, k) for k in cfg.model})
     else:
         model = make_model(tok, cfg)
+    model.to(device)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "embed" not in n]
     no_decay = [p for n, p in model.named_parameters() if not (p.dim() >= 2 and "embed" not in n)]
     optimizer = torch.optim.AdamW(
@@ -281,19 +299,24 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
     start, losses = 0, []
     if state is not None:
         model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
+        optimizer.load_state_dict(state["optimizer"])  # moved to the parameters' device
         torch.set_rng_state(state["torch_rng"])
         start, losses = state["step"], state["losses"]
 
     pad_id = special_ids(tok)["pad"]
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
     model.train()
-    bar = tqdm(range(start, end), initial=start, total=cfg.steps, disable=not progress, desc="train",
-               mininterval=2.0)
+    bar = tqdm(initial=start, total=cfg.steps, disable=not progress, desc="train", mininterval=2.0)
     t0 = time.perf_counter()
-    for step in bar:
+    # A time budget sets the step count after TIMED_STEPS steps, timed from the end of the first (which
+    # also pays for allocations and kernel set-up), and stops the run when it is spent.
+    timed = min(end, start + TIMED_STEPS)
+    first_done = None
+    step = start
+    while step < end:
         batch, block_size, generator = step_batch(step, cfg, direct, followups)
         input_ids, maskable = collate(batch, pad_id)
+        input_ids, maskable = input_ids.to(device), maskable.to(device)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
         causal = causal_history_at(step, cfg, block_size)
@@ -307,7 +330,21 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
         value = float(loss.detach())
         losses.append(round(value, 5))
         bar.set_postfix(loss=f"{value:.3f}", block=block_size)
-        done = step + 1
+        bar.update()
+        done = step = step + 1
+        if done == start + 1:
+            first_done = time.perf_counter()
+        if minutes is not None and done == timed:
+            now = time.perf_counter()
+            per_step = (now - first_done) / max(1, done - start - 1) if done > start + 1 else now - t0
+            steps = fit_steps(done, per_step, minutes * 60 - (now - t0))
+            cfg = replace(cfg, steps=steps)
+            end = steps if stop_after is None else min(steps, stop_after)
+            bar.total = steps
+            log(f"{minutes:g} minutes fit {steps} steps ({per_step:.3f} s a step)")
+        elif minutes is not None and done < end and time.perf_counter() - t0 > minutes * 60:
+            log(f"the {minutes:g} minutes are spent at step {done} of {end}: saving and stopping")
+            end = done
         if done % cfg.save_every == 0 or done == end:
             # writable_pages: the pages whose direct examples fit the context, the ones the checkpoint writes
             _save(out, model, optimizer, tok, cfg, done, losses, [p.slug for p in pages],
@@ -317,6 +354,13 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
                     f"({time.perf_counter() - t0:.0f}s)")
     bar.close()
     return {"step": end, "losses": losses, "seconds": time.perf_counter() - t0}
+
+
+def fit_steps(done: int, per_step: float, left: float) -> int:
+    """The step count that ends a run `left` seconds from now, `done` steps in, at `per_step` seconds a
+    step, keeping 5% for the saves; never below `done`. The later steps are timed by the first ones:
+    block sizes and pages are drawn at random, so their mix evens out."""
+    return done + max(0, int(left * 0.95 / per_step))
 
 
 def _checkpoint_context(folder: Path) -> int:
@@ -413,12 +457,17 @@ def main(argv: list[str] | None = None) -> None:
                         help="training context in tokens; with --init-from it can grow the checkpoint's "
                              "(rotary positions: no weight depends on it), never shrink it")
     parser.add_argument("--export", type=Path, help="after training, write a copy without optimizer state here")
+    parser.add_argument("--device", default="cpu",
+                        help="where to train: cpu, cuda or cuda:N (the saved state loads on either)")
+    parser.add_argument("--minutes", type=float,
+                        help="a wall-clock budget: after the warmup, the step count is set to what fits it")
     parser.add_argument("--threads", type=int, default=default_threads(),
                         help="torch threads (default: the cores not already busy, at least 1)")
     parser.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
+    device = _training_device(parser, args.device)
     overrides = {k: v for k, v in {"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr,
                                    "seed": args.seed, "save_every": args.save_every,
                                    "block_weights": tuple(args.block_weights) if args.block_weights else None,
@@ -431,12 +480,28 @@ def main(argv: list[str] | None = None) -> None:
     cfg = replace(PRESETS[args.preset], **overrides)
     summary = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
                     extend_to=args.steps if args.resume else None, init_from=args.init_from,
-                    all_pages=args.all_pages)
+                    all_pages=args.all_pages, device=device, minutes=args.minutes)
     print(f"trained to step {summary['step']} in {summary['seconds']:.0f}s; "
           f"last loss {_mean(summary['losses'][-50:]):.4f}; checkpoint in {args.out}")
     if args.export:
         export(args.out, args.export)
         print(f"exported to {args.export}")
+
+
+def _training_device(parser: argparse.ArgumentParser, name: str) -> str:
+    """The device to train on, or a usage error naming what is missing."""
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        parser.error(f"--device {name!r} is not a device: use cpu, cuda or cuda:N")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            parser.error(f"--device {name}: this PyTorch sees no CUDA GPU (torch {torch.__version__})")
+        torch.backends.cuda.matmul.allow_tf32 = True  # fp32 weights and optimizer; TF32 matmuls
+        torch.backends.cudnn.allow_tf32 = True
+    elif device.type != "cpu":
+        parser.error(f"--device {name}: training runs on cpu or cuda")
+    return str(device)
 
 
 if __name__ == "__main__":

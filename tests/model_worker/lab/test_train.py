@@ -218,3 +218,46 @@ def test_a_run_from_a_checkpoint_can_grow_its_context_to_fit_longer_pages(tmp_pa
     assert json.loads((tmp_path / "b" / "config.json").read_text())["max_position_embeddings"] == 1024
     assert "long" in json.loads((tmp_path / "b" / "training.json").read_text())["writable_pages"]
     assert not any("more than the training context" in line for line in logged)
+
+
+def test_a_time_budget_stops_the_run_with_its_state_saved_and_resumable(tmp_path):
+    cfg = replace(PRESETS["tiny"], steps=20, save_every=20)
+    logged = []
+    spent = train(cfg, tmp_path, pages=PAGES, progress=False, minutes=1e-6, log=logged.append)
+    assert spent["step"] == 1 and any("minutes are spent at step 1" in line for line in logged)
+    assert torch.load(tmp_path / "train_state.pt", weights_only=False)["step"] == 1
+    more = train(cfg, tmp_path, pages=PAGES, progress=False, resume=True, stop_after=3, log=lambda _: None)
+    assert more["step"] == 3 and len(more["losses"]) == 3
+
+
+def test_a_time_budget_sets_the_step_count_from_the_timed_steps():
+    from model_worker.lab.train import fit_steps
+
+    # 10 steps in, 0.5 s a step, 100 s left: 95 s of steps (5% kept for saving).
+    assert fit_steps(10, 0.5, 100.0) == 10 + 190
+    assert fit_steps(10, 0.5, -3.0) == 10  # already over: stop where it is
+
+
+def test_training_on_a_device_this_machine_lacks_is_a_usage_error_naming_it(tmp_path, capsys):
+    from model_worker.lab.train import main
+
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit):
+            main(["--preset", "tiny", "--out", str(tmp_path), "--device", "cuda", "--threads", "1"])
+        assert "sees no CUDA GPU" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--preset", "tiny", "--out", str(tmp_path), "--device", "abacus", "--threads", "1"])
+    assert "abacus" in capsys.readouterr().err
+
+
+def test_the_library_preset_fits_every_shipped_page_with_its_prompt():
+    from model_worker.config import DEFAULT_MODEL_PATH
+    from model_worker.corpus import load_pages
+    from model_worker.tokenizer import load_tokenizer
+
+    tok = load_tokenizer(DEFAULT_MODEL_PATH)  # a tokenizer of the demo's size, trained on fewer pages
+    warnings = []
+    cfg = replace(PRESETS["library"], foreign_questions=0, followup_rate=0.0)
+    direct, _ = build_examples(tok, load_pages(), cfg, log=warnings.append)
+    assert warnings == []
+    assert {e.slug for e in direct} == {p.slug for p in load_pages()}
