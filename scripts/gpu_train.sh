@@ -3,6 +3,11 @@
 # inside a time budget, and bring it back through $OUT: the training log, and the exported checkpoint
 # (fp32, no optimizer state) as a tar split into parts under the device tool's 16 MiB a file.
 #   MINUTES (default 7): the training budget; TRAIN_ARGS: more `train` options (--batch-size 8, ...).
+# A later session continues where one ended: unpack the checkpoint into var/train/clover-library here,
+# name that folder in the device call's `carry`, and set TRAIN_ARGS="--init-from var/train/clover-library
+# --all-pages --lr 1e-3" (its weights and tokenizer, a fresh optimizer and schedule).
+# Peak memory: about 3.5 GB an example at the longest pages (4.6 GB resident for batch 1 on a CPU), so
+# the preset's batch of 16 needs about 60 GB of the H200's 139.
 # Back here: cat checkpoint.tar.* | tar -xf - -C var/train  (gives var/train/clover-library), then
 # `python -m model_worker.lab.bench --path var/train/clover-library ...` and, to ship it, copy the folder
 # to model_worker/checkpoints/clover-demo with its model card updated.
