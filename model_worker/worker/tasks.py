@@ -17,6 +17,7 @@ from functools import cache
 
 import redis
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_process_init, worker_ready
 
 from model_worker import events, lifecycle
 from model_worker.backends.base import PageBackend, PageOutcome, PageRequest
@@ -64,6 +65,40 @@ def _load_backend() -> PageBackend:
 
 
 backend.cache_clear = _load_backend.cache_clear  # a test loads another backend
+
+
+def warm_backend() -> None:
+    """Load the backend now, so the first learner's page does not wait for it (about 11 s for the demo
+    checkpoint on a 2-core machine, most of it importing torch and transformers). A page asked while it
+    loads waits on the same load. A backend that fails to load is logged here and reported to each page
+    that asks for it, as before."""
+    try:
+        backend()
+    except Exception:  # noqa: BLE001  (each page reports the error to its learner)
+        log.exception("the page backend could not be loaded; every page will report why")
+
+
+def _warm_in_background() -> None:
+    # A thread: a prefork child that takes more than a few seconds to start is killed by Celery.
+    threading.Thread(target=warm_backend, name="warm-backend", daemon=True).start()
+
+
+@worker_process_init.connect
+def _warm_pool_process(**_) -> None:
+    """Each prefork process (MODEL_BATCH 1: one process, one page at a time) loads its own backend."""
+    _warm_in_background()
+
+
+@worker_ready.connect
+def _warm_thread_pool(**_) -> None:
+    """A thread pool (MODEL_BATCH > 1) runs its pages in the main process: load the backend there. A
+    prefork worker's main process runs no page, so it loads nothing."""
+    try:
+        threads = engine_settings().batch > 1
+    except ValueError:  # a bad setting: the pages report it
+        return
+    if threads:
+        _warm_in_background()
 
 
 class StreamSink:
