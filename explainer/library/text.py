@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import unicodedata
 
-# Scripts whose letters make a question "in another language" (Latin counts as English: telling
-# French from English needs more than a script).
+# Scripts whose letters make a question "in another language" (Latin-script questions are English
+# unless `language_id` is confident they are not).
 SCRIPT_NAMES = {
     "CYRILLIC": "Russian or another Cyrillic-script language",
     "ARABIC": "Arabic",
@@ -54,7 +54,8 @@ def question_language(text: str) -> tuple[str | None, str]:
     """("en" | "zh", "") for a question we can answer, else (None, the name of the language it looks like).
 
     The language is the script of most of its letters: Han characters are Chinese, Latin letters
-    English; kana anywhere makes it Japanese, even among Han characters.
+    English unless the language identifier is confident of another (French, Spanish, ...); kana
+    anywhere makes it Japanese, even among Han characters.
     """
     counts: dict[str, int] = {}
     for c in text:
@@ -69,7 +70,10 @@ def question_language(text: str) -> tuple[str | None, str]:
     if top == "CJK":
         return "zh", ""
     if top == "LATIN":
-        return "en", ""
+        from explainer.library.language_id import latin_language
+
+        other = latin_language(text)
+        return ("en", "") if other is None else (None, other)
     return None, SCRIPT_NAMES.get(top, "a language other than English or Chinese")
 
 

@@ -75,7 +75,8 @@ async def test_an_unknown_topic_is_refused_with_clickable_nearest_topics_and_not
 @pytest.mark.parametrize(
     ("question", "code"),
     [("🤔🤔🤔", "empty_question"), ("\u200b\u200b", "empty_question"), ("?!", "empty_question"),
-     ("Почему небо голубое?", "unsupported_language"), ("空はなぜ青いのですか？", "unsupported_language")],
+     ("Почему небо голубое?", "unsupported_language"), ("空はなぜ青いのですか？", "unsupported_language"),
+     ("¿Por qué el cielo es azul?", "unsupported_language")],
 )
 async def test_bad_questions_get_a_clear_error_and_write_nothing(connect, question, code):
     ws = await connect()

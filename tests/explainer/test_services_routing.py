@@ -159,7 +159,8 @@ def test_a_question_of_only_punctuation_emoji_or_invisible_characters_is_empty(r
     assert (Thread.objects.count(), TopicRequest.objects.count()) == (0, 0)
 
 
-@pytest.mark.parametrize(("question", "name"), [("Почему небо голубое?", "Russian"), ("하늘은 왜 파래요?", "Korean")])
+@pytest.mark.parametrize(("question", "name"), [("Почему небо голубое?", "Russian"), ("하늘은 왜 파래요?", "Korean"),
+                                                ("Pourquoi le ciel est-il bleu ?", "French")])
 def test_a_question_in_another_language_is_refused_saying_which(redis_db, question, name):
     with pytest.raises(GenerationRejected) as refused:
         generation_create(question=question, session_key="s1")

@@ -23,7 +23,7 @@ def test_punctuation_emoji_and_invisible_characters_alone_have_no_content(text):
 @pytest.mark.parametrize(
     ("text", "lang"),
     [("Why is the sky blue?", "en"), ("为什么天空是蓝色的？", "zh"), ("DNA是怎样复制的？", "zh"),
-     ("Pourquoi le ciel est-il bleu ?", "en"), ("E=mc²?", "en")],
+     ("E=mc²?", "en"), ("cornea lens retina optic nerve", "en"), ("Are magnetic field lines real?", "en")],
 )
 def test_english_and_chinese_questions_are_recognised(text, lang):
     assert question_language(text) == (lang, "")
@@ -37,3 +37,27 @@ def test_english_and_chinese_questions_are_recognised(text, lang):
 def test_questions_in_other_scripts_are_named_not_answered(text, name):
     lang, looks_like = question_language(text)
     assert lang is None and name in looks_like
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("Pourquoi le ciel est-il bleu ?", "French"), ("¿Cómo funcionan las vacunas?", "Spanish"),
+     ("Wie entstehen Gezeiten?", "German"), ("Perché il cielo è blu?", "Italian"),
+     ("Waarom is de lucht blauw?", "Dutch")],
+)
+def test_questions_in_other_latin_script_languages_are_named_not_answered_in_english(text, name):
+    assert question_language(text) == (None, name)
+
+
+def test_no_english_learner_question_of_the_router_set_or_the_library_is_taken_for_another_language():
+    """Terse and keyword questions included ("rust iron oxygen water salt"): refusing an English
+    question as French would be worse than answering a French one in English."""
+    import json
+
+    from explainer.library.calibration import QUESTION_SET
+    from model_worker.corpus import load_pages
+
+    english = [q["question"] for q in json.loads(QUESTION_SET.read_text())["questions"] if q["lang"] == "en"]
+    english += [q for page in load_pages() for q in page.questions_en]
+    assert len(english) > 1000
+    assert [q for q in english if question_language(normalise_question(q))[0] != "en"] == []
