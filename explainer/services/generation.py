@@ -47,6 +47,11 @@ UNKNOWN_TOPIC = {
     "zh": "资料库里还没有关于这个主题的页面，所以暂时没有可靠的讲解。你的问题已经作为“想学的主题”转告给老师。",
 }
 UNAVAILABLE = "The explainer cannot take questions right now. Please try again in a minute."
+CANNOT_REVISE = {
+    "en": "This page is the library's own lesson, and the model here cannot change it: asking again would "
+          "show you the same page. Ask a new question to explore another topic.",
+    "zh": "这个页面是资料库里现成的课，这里的模型没法修改它；再问一次也只会显示同一页。可以提一个新问题，看看别的主题。",
+}
 
 
 class GenerationRejected(Exception):
@@ -159,6 +164,9 @@ def generation_create(
     plan = _answer_plan(question=question, lang=lang, thread=thread, picked=topic if kind == "ask" else None,
                         exemplar=pinned, classroom=classroom)
     stored = library_page_html(slug=plan.topic, classroom=classroom) if plan.from_library else None
+    if stored is not None and kind == Generation.Kind.FOLLOW_UP:
+        # The thread keeps its topic, so the answer would be the page the learner is already reading.
+        raise GenerationRejected("cannot_revise", CANNOT_REVISE.get(lang, CANNOT_REVISE["en"]))
     if plan.refuse and featured is None:
         topic_request_record(classroom=classroom, learner=learner, question=question, lang=lang,
                              nearest=[n["slug"] for n in plan.event["nearest"]], score=plan.event["score"] or 0.0)

@@ -188,8 +188,8 @@ const handlers = {
     const text = e.code === "cancelled" ? say().stopped : e.message;
     $("problem-text").textContent = text;
     showNearest(e.code === "unknown_topic" ? e.nearest || [] : []);
-    // Asking the same unknown topic again would only be refused again.
-    $("retry-button").hidden = !state.lastAsk || e.code === "unknown_topic";
+    // Asking the same unknown topic, or for a change to a library lesson, again would only be refused again.
+    $("retry-button").hidden = !state.lastAsk || e.code === "unknown_topic" || e.code === "cannot_revise";
     show("problem");
     if (!$("page-frame").getAttribute("src")) show("ask-section");
   },

@@ -65,6 +65,18 @@ def test_a_library_page_the_checkpoint_never_learned_is_served_from_the_library_
     assert ast.literal_eval(check["headers"]["argsrepr"]) == [page.pk]
 
 
+def test_a_follow_up_on_a_library_lesson_the_model_cannot_write_says_so_and_adds_no_version(
+    redis_db, django_capture_on_commit_callbacks, settings
+):
+    settings.MODEL_BACKEND = "clover"
+    first = ask(django_capture_on_commit_callbacks, question="白天的天空为什么是蓝的？", lang="zh")
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="能把太阳放低一点，看看日落吗？", session_key="s1", thread_id=first.thread.pk)
+    assert refused.value.code == "cannot_revise" and "资料库" in refused.value.message
+    assert first.thread.pages.count() == 1 and first.thread.generations.count() == 1
+    assert gpu_waiting(redis_db) == 0
+
+
 BEES_HTML = """<!doctype html><html lang="en"><head><title>How bees make honey</title></head><body>
 <script type="module">import { start } from "kit";
 const app = start({ title: "How bees make honey", intro: "Worker bees turn flower nectar into honey in the hive." });
