@@ -24,6 +24,7 @@ from model_worker.clover import CloverConfig, CloverForBlockDiffusion, fast
 from model_worker.clover.graphs import CapturedForward
 from model_worker.lab.counters import count, cuda_kernels
 from model_worker.sampler import preset
+from model_worker.sampler.verified import PREFILL_CHUNK, prefill_chunk
 from model_worker.sampler.verified import _Draws, draft_and_verify
 
 HBM_BYTES_PER_S = 4.8e12  # H200
@@ -74,8 +75,10 @@ def check_device(device: str) -> torch.device:
     return torch.device(device)
 
 
-def estimate_bytes(config: CloverConfig, *, batch: int, history: int, prefill: int) -> int:
-    """bf16 weights plus caches and the largest activations of the bench, from a meta-device model."""
+def estimate_bytes(config: CloverConfig, *, batch: int, history: int, prefill: int,
+                   chunk: int = PREFILL_CHUNK) -> int:
+    """bf16 weights plus caches and the largest activations of the bench, from a meta-device model;
+    `chunk`: the prompt tokens of one prefill forward on the device (`prefill_chunk`)."""
     with torch.device("meta"):
         model = CloverForBlockDiffusion(config)
     weights = sum(p.numel() for p in model.parameters()) * 2
@@ -87,7 +90,7 @@ def estimate_bytes(config: CloverConfig, *, batch: int, history: int, prefill: i
             cache += batch * (g.num_v_heads * g.head_k_dim * g.head_v_dim * 4 + g.conv_dim * 3 * 2)
         else:
             cache += batch * 2 * config.num_key_value_heads * capacity * config.head_dim * 2
-    chunk = 512  # prefill piece: expert rows, GDN chunk tensors and fp32 logits of one position
+    chunk = min(chunk, prefill)  # prefill piece: expert rows, GDN chunk tensors and fp32 logits of one position
     activations = batch * chunk * (config.num_experts_per_tok * (config.hidden_size + 3 * config.moe_intermediate_size)
                                    + 64 * config.hidden_size) * 4 + batch * BLOCK * config.vocab_size * 4
     return weights + cache + activations
@@ -101,11 +104,11 @@ def available_bytes(device: torch.device) -> int:
     return info.get("MemAvailable", info["MemFree"])
 
 
-def _fewer_layers(config: CloverConfig, batches, history: int, prefill: int, have: int) -> str:
+def _fewer_layers(config: CloverConfig, batches, history: int, prefill: int, have: int, chunk: int) -> str:
     """Advice naming how many layers fit in `have` bytes (90% of it)."""
     sizes = [estimate_bytes(CloverConfig(**{**config.to_dict(), "num_hidden_layers": n,
                                             "layer_types": config.layer_types[:n]}),
-                            batch=max(batches), history=history, prefill=prefill) for n in (1, 2)]
+                            batch=max(batches), history=history, prefill=prefill, chunk=chunk) for n in (1, 2)]
     per_layer, base = sizes[1] - sizes[0], 2 * sizes[0] - sizes[1]
     fits = int((0.9 * have - base) // max(per_layer, 1))
     if fits < 1:
@@ -137,10 +140,12 @@ def run(scale: str, *, device: str = "cpu", layers: int | None = None, history: 
             raise ValueError(f"{name} must be at least {least}, got {value}")
     if history + 2 * BLOCK > config.max_position_embeddings or prefill > config.max_position_embeddings:
         raise ValueError(f"--history and --prefill must fit the context of {config.max_position_embeddings} tokens")
-    need, have = estimate_bytes(config, batch=max(batches), history=history, prefill=prefill), available_bytes(dev)
+    chunk = prefill_chunk(dev)
+    need = estimate_bytes(config, batch=max(batches), history=history, prefill=prefill, chunk=chunk)
+    have = available_bytes(dev)
     if need > 0.9 * have:
         raise ValueError(f"{scale} with {config.num_hidden_layers} layers needs about {need / 2**30:.1f} GiB on "
-                         f"{dev.type}, {have / 2**30:.1f} GiB is free; {_fewer_layers(config, batches, history, prefill, have)}")
+                         f"{dev.type}, {have / 2**30:.1f} GiB is free; {_fewer_layers(config, batches, history, prefill, have, chunk)}")
     started = time.perf_counter()
     model = build(config, dev)
     built_s = time.perf_counter() - started
@@ -148,7 +153,7 @@ def run(scale: str, *, device: str = "cpu", layers: int | None = None, history: 
         "scale": scale, "device": dev.type, "dtype": "bfloat16", "torch": torch.__version__,
         "threads": torch.get_num_threads(), "layers_built": config.num_hidden_layers, "layers_full": depth,
         "scaled_to_full_depth": config.num_hidden_layers != depth, "history": history, "prefill": prefill,
-        "block_size": BLOCK, "accepted_per_round": ACCEPT, "repeats": repeats,
+        "block_size": BLOCK, "accepted_per_round": ACCEPT, "repeats": repeats, "prefill_chunk": chunk,
         "parameters_built": sum(p.numel() for p in model.parameters()), "build_s": round(built_s, 2),
         "hbm_bytes_per_s": HBM_BYTES_PER_S,
         "note": ("CPU figures: ms and memory are this machine's; syncs, operators and experts hold on any device"
@@ -266,8 +271,10 @@ def _captured_items(model, cache, one, window, drafted, draws, rows) -> dict:
             "verify_accept_graph": (verify, BLOCK), "verified_round_graph": (verified_round, 2 * BLOCK - 1)}
 
 
-def _prefill(model, ids: torch.Tensor, cache, chunk: int = 512) -> None:
-    """Commit every row's prompt at block size 1 in pieces of `chunk` (what `prefill` does for one row)."""
+def _prefill(model, ids: torch.Tensor, cache) -> None:
+    """Commit every row's prompt at block size 1 in the pieces verified decoding prefills in on this
+    device (`prefill_chunk`; what `prefill` does for one row)."""
+    chunk = prefill_chunk(ids.device)
     for start in range(0, ids.shape[1], chunk):
         piece = ids[:, start : start + chunk]
         model.decode(piece, cache, block_size=1, commit=piece.shape[1], keep=slice(-1, None))

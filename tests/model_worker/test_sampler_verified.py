@@ -135,3 +135,27 @@ def test_a_checkpoint_without_block_size_one_is_refused_naming_its_block_sizes()
 def test_verified_decoding_needs_a_draft_block_wider_than_one():
     with pytest.raises(ValueError, match="at least 2 tokens"):
         generate(tiny_model(), [prompt(4)], verified(block_size=1))
+
+
+def test_the_long_prefill_pieces_of_a_gpu_write_the_page_the_cpu_pieces_write(monkeypatch):
+    """A GPU prefills in pieces of up to 4,096 tokens (`prefill_chunk`) to read the experts' weights fewer
+    times; the pages, of one prompt and of a batch, are the ones short pieces give."""
+    import model_worker.sampler.verified as verified_module
+
+    model = tiny_model(eos_token_id=None)
+    prompts = [prompt(150, seed=1), prompt(90, seed=2)]
+    monkeypatch.setattr(verified_module, "PREFILL_CHUNK", 16)  # several pieces even for these prompts
+    short = [o.tokens for o in generate(model, prompts, verified(8, max_new_tokens=24))]
+    alone = generate(model, prompts[:1], verified(8, max_new_tokens=24))[0]
+    monkeypatch.setattr(verified_module, "PREFILL_CHUNKS", {"cpu": 4096})  # as on CUDA
+    assert verified_module.prefill_chunk("cpu") == 4096
+    assert [o.tokens for o in generate(model, prompts, verified(8, max_new_tokens=24))] == short
+    long = generate(model, prompts[:1], verified(8, max_new_tokens=24))[0]
+    assert long.tokens == alone.tokens == short[0]
+    assert alone.stats.forwards - long.stats.forwards == -(-149 // 16) - 1  # one prefill forward, not ten
+
+
+def test_a_gpu_prefills_in_longer_pieces_than_a_cpu():
+    from model_worker.sampler.verified import prefill_chunk
+
+    assert (prefill_chunk("cpu"), prefill_chunk("cuda"), prefill_chunk(torch.device("cuda", 0))) == (512, 4096, 4096)
