@@ -203,8 +203,8 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                     await self.send_event({**event, "generation": generation_id})
                     if event["type"] == "fixing" and event.get("repair"):
                         self._watch(event["repair"], after=0)  # the repair streams on its own generation
-                    if event["type"] in events.TERMINAL_TYPES:
-                        return
+                    if event["type"] in events.TERMINAL_TYPES or (event["type"] == "done" and event.get("unchanged")):
+                        return  # an unchanged revision adds no page, so no render check follows
                     if event["type"] == "done":
                         qa_deadline = loop.time() + QA_WAIT_S
         except asyncio.CancelledError:

@@ -285,11 +285,21 @@ def _answer_from_library(generation: Generation, html: str, stats: dict, topic_e
     transaction.on_commit(announce)
 
 
-def _announce_done(generation: Generation, page: PageVersion) -> None:
+def _announce_done(generation: Generation, page: PageVersion, *, unchanged: bool = False) -> None:
+    extra = {"unchanged": True} if unchanged else {}
     event_append(
         generation_id=generation.pk, type="done", thread=str(generation.thread_id), page=page.pk,
-        page_url=page_url(page), version=page.version, stats=generation.stats,
+        page_url=page_url(page), version=page.version, stats=generation.stats, **extra,
     )
+
+
+def _unchanged_revision(generation: Generation, html: str) -> PageVersion | None:
+    """The version a follow-up revised, when the page written for it is that page to the byte (the demo
+    checkpoint knows each lesson one way and writes it again); None otherwise."""
+    if generation.kind != Generation.Kind.FOLLOW_UP:
+        return None
+    current = thread_current_page(thread=generation.thread)
+    return current if current is not None and current.html == html else None
 
 
 def generation_finish(*, generation_id, outcome: PageOutcome) -> Generation:
@@ -306,6 +316,13 @@ def generation_finish(*, generation_id, outcome: PageOutcome) -> Generation:
         generation.finished_at = timezone.now()
         if status == "done" and outcome.html.strip():
             generation.status = Generation.Status.DONE
+            same = _unchanged_revision(generation, outcome.html)
+            if same is not None:
+                # The model wrote the page the learner has: no new version, and the learner is told so.
+                generation.stats = {**(outcome.stats or {}), "unchanged": True}
+                generation.save()
+                transaction.on_commit(lambda: _announce_done(generation, same, unchanged=True))
+                return generation
             generation.save()
             latest = generation.thread.pages.aggregate(n=Max("version"))["n"] or 0
             page = PageVersion.objects.create(

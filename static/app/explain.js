@@ -161,6 +161,15 @@ const handlers = {
   done(e) {
     const s = e.stats || {};
     hide("live");
+    if (e.unchanged) {
+      // The model wrote the page the learner already has: no new version to add or check.
+      $("qa").hidden = false;
+      $("qa").className = "qa pending";
+      $("qa").textContent = say().unchanged;
+      state.generation = null;
+      state.fixing = null;
+      return;
+    }
     showPage(e.page_url, $("live-question").textContent, e.page);
     addVersion(e.page, e.version, $("live-question").textContent, e.page_url);
     $("qa").hidden = false;

@@ -23,6 +23,7 @@ const WORDS = {
     stopped: "Stopped. You can ask again.",
     nearest: "Topics the library has that come close:",
     stopping: "Stopping after this block…",
+    unchanged: "The model wrote the same page again: it knows this lesson one way and cannot change it yet.",
   },
   zh: {
     sending: "正在发送你的问题……",
@@ -45,6 +46,7 @@ const WORDS = {
     stopped: "已停止。你可以重新提问。",
     nearest: "资料库里有这些相近的主题：",
     stopping: "写完这一块就停止……",
+    unchanged: "模型又写出了同一页：这节课它只会这一种写法，暂时还改不了。",
   },
 };
 

@@ -98,6 +98,27 @@ def test_finishing_twice_stores_one_page_and_versions_count_up_in_a_thread(
     assert any(json.loads(m)["headers"]["task"] == "explainer.render_check" for m in redis_db.lrange("qa", 0, -1))
 
 
+def test_a_follow_up_whose_page_is_the_page_it_revises_adds_no_version_and_says_so(
+    redis_db, django_capture_on_commit_callbacks
+):
+    first = ask(django_capture_on_commit_callbacks, question="How do tides work?")
+    finish(django_capture_on_commit_callbacks, first, status="done", html="<html>tides</html>", stats={"tokens": 9})
+    redis_db.delete("qa")
+    again = ask(django_capture_on_commit_callbacks, question="Show me spring tides", thread_id=first.thread_id)
+    finish(django_capture_on_commit_callbacks, again, status="done", html="<html>tides</html>", stats={"tokens": 9})
+    again.refresh_from_db()
+    assert again.status == Generation.Status.DONE and again.stats == {"tokens": 9, "unchanged": True}
+    assert list(PageVersion.objects.values_list("version", flat=True)) == [1]
+    [done] = [e for e in events.decode(events.since(redis_db, str(again.pk))) if e["type"] == "done"]
+    page = PageVersion.objects.get()
+    assert (done["unchanged"], done["page"], done["version"]) == (True, page.pk, 1)
+    assert redis_db.llen("qa") == 0  # the page it names was checked when it was written
+    # A follow-up that does change the page is a new version, as before.
+    other = ask(django_capture_on_commit_callbacks, question="Add the Sun", thread_id=first.thread_id)
+    finish(django_capture_on_commit_callbacks, other, status="done", html="<html>tides+sun</html>", stats={})
+    assert list(PageVersion.objects.values_list("version", flat=True).order_by("version")) == [1, 2]
+
+
 @pytest.mark.parametrize(
     ("outcome", "status", "code"),
     [
