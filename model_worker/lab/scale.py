@@ -24,8 +24,7 @@ from model_worker.clover import CloverConfig, CloverForBlockDiffusion, fast
 from model_worker.clover.graphs import CapturedForward
 from model_worker.lab.counters import count, cuda_kernels
 from model_worker.sampler import preset
-from model_worker.sampler.verified import PREFILL_CHUNK, prefill_chunk
-from model_worker.sampler.verified import _Draws, draft_and_verify
+from model_worker.sampler.verified import PREFILL_CHUNK, _Draws, draft_and_verify, prefill_chunk
 
 HBM_BYTES_PER_S = 4.8e12  # H200
 # The Qwen3.5-MoE defaults (transformers' Qwen3_5MoeTextConfig), which Clover-35B-A3B keeps.
