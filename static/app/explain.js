@@ -162,12 +162,15 @@ const handlers = {
     const s = e.stats || {};
     hide("live");
     if (e.unchanged) {
-      // The model wrote the page the learner already has: no new version to add or check.
-      $("qa").hidden = false;
-      $("qa").className = "qa pending";
-      $("qa").textContent = say().unchanged;
+      // The model wrote the page the learner already has: no new version to add or check. Said in the
+      // problem box, which a late check of the shown page does not overwrite.
       state.generation = null;
       state.fixing = null;
+      $("follow-question").value = "";
+      $("problem-text").textContent = say().unchanged;
+      showNearest([]);
+      $("retry-button").hidden = true;
+      show("problem");
       return;
     }
     showPage(e.page_url, $("live-question").textContent, e.page);
