@@ -96,7 +96,6 @@ class TrainConfig:
 
 PRESETS: dict[str, TrainConfig] = {
     "demo": TrainConfig(),
-    # Seconds on a CPU: for tests and smoke runs.
     # The whole grown library (160 pages, up to about 9,500 tokens with their prompts) from scratch: a
     # wider model (about 4.2M parameters, a verify forward about 1.2x the demo shape's on a CPU core) and
     # a batch of pages a step. Sized for a GPU (`--device cuda`); `--minutes` fits the schedule to a budget.
@@ -110,6 +109,7 @@ PRESETS: dict[str, TrainConfig] = {
                    num_key_value_heads=1, head_dim=64, linear_num_key_heads=4, linear_num_value_heads=4,
                    linear_key_head_dim=32, linear_value_head_dim=32),
     ),
+    # Seconds on a CPU: for tests and smoke runs.
     "tiny": TrainConfig(
         steps=20, batch_size=2, lr=3e-3, warmup=2, block_sizes=(1, 4, 8), block_weights=(1, 1, 1),
         context=512, previous_budget=32, vocab_size=400, save_every=10, model_preset="tiny",
