@@ -2,7 +2,8 @@
 # Train the library checkpoint (`--preset library`: every corpus page, from scratch) on one CUDA GPU
 # inside a time budget, and bring it back through $OUT: the training log, and the exported checkpoint
 # (fp32, no optimizer state) as a tar split into parts under the device tool's 16 MiB a file.
-#   MINUTES (default 7; 5 when scripts/gpu_check.sh follows in the same session): the training budget; TRAIN_ARGS: more `train` options (--batch-size 8, ...).
+#   MINUTES (default 7; 5 when scripts/gpu_check.sh follows in the same session): the training budget.
+#   TRAIN_ARGS: more `train` options (--batch-size 8, ...).
 # A later session continues where one ended: unpack the checkpoint into var/train/clover-library here,
 # name that folder in the device call's `carry`, and set TRAIN_ARGS="--init-from var/train/clover-library
 # --all-pages --lr 1e-3" (its weights and tokenizer, a fresh optimizer and schedule).

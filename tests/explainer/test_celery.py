@@ -1,18 +1,12 @@
 """The finish worker's log shows what happens, not the reaper's routine run every few seconds."""
 
 import logging
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 from django.conf import settings
 
 from explainer.celery import QuietReaper
-from tests.conftest import child_env
-from tests.support.net import ROOT
-
-VENV_BIN = Path(sys.executable).parent
+from tests.conftest import VENV_BIN, Children, _celery_ready, child_env
 
 
 def record(message: str, level: int = logging.INFO) -> logging.LogRecord:
@@ -33,21 +27,16 @@ def test_a_finish_worker_running_the_reaper_every_second_logs_none_of_its_routin
         tmp_path, transactional_db, django_db_blocker):
     with django_db_blocker.unblock():
         env = child_env(REAPER_INTERVAL_S="1", REDIS_URL=settings.REDIS_URL.rsplit("/", 1)[0] + "/12")
-    log = tmp_path / "finish.log"
-    proc = subprocess.Popen(
-        [str(VENV_BIN / "celery"), "-A", "explainer", "worker", "-l", "info", "-Q", "finish", "-c", "1",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"quiet-{time.monotonic_ns()}@%h",
-         "-B", "-s", str(tmp_path / "beat-schedule")],
-        cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    children = Children(tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while b" ready." not in log.read_bytes() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert b" ready." in log.read_bytes(), log.read_text()
+        children.start("finish", [str(VENV_BIN / "celery"), "-A", "explainer", "worker", "-l", "info", "-Q", "finish",
+                                  "-c", "1", "--without-gossip", "--without-mingle", "--without-heartbeat",
+                                  "-n", f"quiet-{time.monotonic_ns()}@%h", "-B", "-s", str(tmp_path / "beat-schedule")],
+                       env, _celery_ready)
         time.sleep(4)  # four reaper runs
     finally:
-        proc.terminate()
-        proc.wait(15)
+        children.stop()
+    log = tmp_path / "finish.log"
     text = log.read_text()
     assert "beat: Starting" in text  # beat ran in this worker
     assert "reap_generations" not in text.split(" ready.", 1)[1]
