@@ -16,7 +16,10 @@ but rarely still ranks by BM25. A recipe with a `semantic_weight` mixes in the t
 similarity to the question (`explainer.library.semantic`), which finds a topic asked in words its pages
 never use, and across languages: the score is `(1 - w) * lexical + w * (similarity - 0.3) / 0.5`, the
 similarity's share above the level of unrelated text (about 0.2-0.3) counted from 0 (0.3 or less) to
-1 (0.8, a paraphrase). `manage.py relevance --recipes` compares the recipes on the question set.
+1 (0.8, a paraphrase). A recipe with an `outside_penalty` also compares the question with the outside
+set (`explainer.library.outside`, questions no page answers): where one of those is closer to the
+question than the topic's closest sentence, the score loses `outside_penalty` times the difference in
+cosine. `manage.py relevance --recipes` compares the recipes on the question set.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class TopicScore:
     match: float = 0.0  # BM25 share: 0 to about 1 (every term of the question, in one page)
     coverage: float = 0.0  # idf-weighted share of the question's terms found in the topic's pages
     semantic: float = 0.0  # sentence similarity (cosine) of the question to the topic's head texts
+    outside: float = 0.0  # what the outside set took off the score: an outside question is closer than the topic
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,9 @@ class IndexRecipe:
     coverage: bool = True  # score by sqrt(match * coverage) rather than by the BM25 match alone
     k1: float = 1.5  # BM25 term-frequency saturation (bm25s's default); lower: covering more of the question counts more
     semantic_weight: float = 0.0  # the sentence similarity's share of the score (0: words alone)
+    # Taken off a topic's score per unit of cosine by which the closest outside question beats the topic's
+    # closest sentence (0: no outside set).
+    outside_penalty: float = 0.0
 
 
 # The variants `manage.py relevance --recipes` compares (docs/benchmarks.md, Router).
@@ -77,10 +84,14 @@ RECIPES = {
                     semantic_weight=1.0),
         # Words and sentence similarity: the weight chosen on the calibration and held-out halves.
         IndexRecipe("best-field+coverage+semantic", Analyzer(), fields="best-field", body_weight=0.5,
-                    concept_weight=3, semantic_weight=0.5),
+                    concept_weight=3, semantic_weight=0.4),
+        # ... and the outside set: the penalty chosen on the calibration and held-out halves (4 and more
+        # do the same there: a question closer to an outside question than to the topic is refused).
+        IndexRecipe("best-field+coverage+semantic+outside", Analyzer(), fields="best-field", body_weight=0.5,
+                    concept_weight=3, semantic_weight=0.4, outside_penalty=4.0),
     )
 }
-DEFAULT_RECIPE = RECIPES["best-field+coverage+semantic"]
+DEFAULT_RECIPE = RECIPES["best-field+coverage+semantic+outside"]
 
 
 def page_head(page: LibraryPage) -> str:
@@ -148,9 +159,10 @@ class LibraryIndex:
             self._fields = [(_Field(joined, recipe.k1), 1.0)]
         self._semantic = None
         if recipe.semantic_weight:
+            from explainer.library.outside import outside_questions
             from explainer.library.semantic import SemanticField
 
-            self._semantic = SemanticField(self.pages)
+            self._semantic = SemanticField(self.pages, outside=outside_questions() if recipe.outside_penalty else ())
 
     def __len__(self) -> int:
         return len(self.pages)
@@ -171,18 +183,23 @@ class LibraryIndex:
             for field, weight in self._fields:
                 for owner, score in zip(self._owners, field.scores(query), strict=True):
                     best[owner] = max(best.get(owner, 0.0), score * weight)
-        similar = self._semantic.similarities(question) if self._semantic and question.strip() else {}
+        similar = self._semantic.similarities(question) if self._semantic and question.strip() else None
         weight = self.recipe.semantic_weight
         ranked = []
         for topic in self.topics:
             match = best.get(topic, 0.0)
             coverage = self.coverage(query, topic) if match > 0 else 0.0
             score = math.sqrt(match * coverage) if self.recipe.coverage else match
-            semantic = similar.get(topic, 0.0)
+            semantic = similar.topics.get(topic, 0.0) if similar else 0.0
             if weight:
                 share = max(0.0, (semantic - SEMANTIC_FLOOR) / SEMANTIC_SPAN)
                 score = (1 - weight) * score + weight * share
-            ranked.append(TopicScore(topic, round(score, 4), round(match, 4), round(coverage, 4), round(semantic, 4)))
+            outside = 0.0
+            if similar and self.recipe.outside_penalty:
+                outside = min(score, self.recipe.outside_penalty * max(0.0, similar.outside - similar.closest[topic]))
+                score -= outside
+            ranked.append(TopicScore(topic, round(score, 4), round(match, 4), round(coverage, 4), round(semantic, 4),
+                                     round(outside, 4)))
         return sorted(ranked, key=lambda s: (-s.score, s.topic))
 
     def coverage(self, query: list[str], topic: str) -> float:

