@@ -51,6 +51,11 @@ class TopicScore:
     semantic: float = 0.0  # sentence similarity (cosine) of the question to the topic's head texts
     outside: float = 0.0  # what the outside set took off the score: an outside question is closer than the topic
 
+    @property
+    def nearness(self) -> float:
+        """The score before the outside set's share: how near the topic is, whether or not it answers."""
+        return round(self.score + self.outside, 4)
+
 
 @dataclass(frozen=True)
 class IndexRecipe:

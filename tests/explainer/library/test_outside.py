@@ -39,6 +39,9 @@ def test_a_question_nearer_an_outside_question_than_its_best_topic_gets_no_page(
     assert not route.inside and route.score < DEFAULT_THRESHOLD
     best = index.scores(BEES)[0]
     assert best.outside > 0 and best.score == route.score
+    # What the library has nearest is still offered, by the score before the set's share.
+    assert route.nearest and route.nearest[0].topic == "plant-reproduction"
+    assert max(index.scores(BEES), key=lambda s: s.nearness).nearness >= DEFAULT_THRESHOLD
 
 
 def test_a_page_added_on_an_outside_subject_takes_its_questions_over(index):
