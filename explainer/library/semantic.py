@@ -105,12 +105,8 @@ class SemanticField:
             vectors = vectors[(vectors @ self._vectors.T).max(axis=1) < ANSWERED]
         self._outside = vectors
 
-    @property
-    def outside_size(self) -> int:
-        """How many outside questions are kept (those no page's sentence comes within ANSWERED of)."""
-        return len(self._outside)
-
     def similarities(self, question: str) -> Similarity:
+        """The question against every topic's head texts and against the outside set."""
         vector = self._encoder.encode_question(question)
         cosines = self._vectors @ vector  # (T,)
         topics, closest = {}, {}
