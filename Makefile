@@ -17,6 +17,12 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
+# The gpu extra (flash-linear-attention, triton): the suite runs its kernels on the CPU through Triton's
+# interpreter and compares them with the plain-torch path. `make run` does not need it.
+$(VENV)/.kernels: $(VENV)/.installed
+	$(VENV)/bin/pip install -q -e ".[dev,gpu]"
+	touch $@
+
 # Debian packages: Chromium for the render check, a Redis server, and a CJK font so Chinese pages
 # render as characters in render-check screenshots. Only what is missing is installed.
 SYSTEM_PACKAGES := chromium:/usr/bin/chromium redis-server:/usr/bin/redis-server \
@@ -42,7 +48,7 @@ run: setup migrate
 	$(PY) manage.py demo_data --base-url http://127.0.0.1:$(PORT)
 	$(PY) manage.py runall --port $(PORT)
 
-test: setup
+test: setup $(VENV)/.kernels
 	mkdir -p var
 	DJANGO_SETTINGS_MODULE=explainer.settings.test $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 	@if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then \

@@ -31,6 +31,7 @@ CAPABILITIES = {
 }
 DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
 DEVICES = ("auto", "cpu", "cuda")
+KERNELS = ("auto", "torch", "fla")  # as model_worker.clover.kernels.KERNELS, named here without importing torch
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class EngineSettings:
     threads: int | None = None  # CPU torch threads; None: the cores not already busy
     batch: int = 1  # clover: pages one worker decodes together (continuous batching); 1: one at a time
     graphs: bool = False  # clover, verified decoding: draft and verify forwards as captured CUDA graphs
+    kernels: str = "auto"  # clover: delta-rule kernels of long causal passes (model_worker.clover.kernels)
     base_url: str = "http://127.0.0.1:8000/v1"  # openai: the server's API root
     model_name: str = ""  # openai: the served model's name
     api_key: str = ""  # openai: sent as a bearer token when set
@@ -56,6 +58,8 @@ class EngineSettings:
                 raise ValueError(f"{name}={value} must be at least 1")
         if self.device not in DEVICES:
             raise ValueError(f"MODEL_DEVICE={self.device!r} is not one of {', '.join(DEVICES)}")
+        if self.kernels not in KERNELS:
+            raise ValueError(f"MODEL_KERNELS={self.kernels!r} is not one of {', '.join(KERNELS)}")
         if self.decoding is not None and self.decoding not in DECODINGS:
             raise ValueError(f"MODEL_DECODING={self.decoding!r} is not one of {', '.join(DECODINGS)}")
         if self.backend not in BACKENDS and ":" not in self.backend:
@@ -72,7 +76,7 @@ class EngineSettings:
 
 def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
     """Read MODEL_BACKEND, MODEL_PATH, MODEL_DEVICE, MODEL_DECODING, MODEL_THREADS, MODEL_MAX_NEW_TOKENS,
-    MODEL_BATCH and MODEL_GRAPHS; relative paths are taken from the repo root."""
+    MODEL_BATCH, MODEL_GRAPHS and MODEL_KERNELS; relative paths are taken from the repo root."""
     env = os.environ if environ is None else environ
     path = Path(env.get("MODEL_PATH") or DEFAULT_MODEL_PATH)
     if not path.is_absolute():
@@ -88,6 +92,7 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
         threads=_number(env, "MODEL_THREADS", int),
         batch=1 if batch is None else batch,
         graphs=_flag(env, "MODEL_GRAPHS"),
+        kernels=(env.get("MODEL_KERNELS") or "auto").strip().lower(),
         base_url=env.get("MODEL_BASE_URL") or EngineSettings.base_url,
         model_name=env.get("MODEL_NAME") or "",
         api_key=env.get("MODEL_API_KEY") or "",
@@ -149,6 +154,9 @@ def load_backend(settings: EngineSettings | None = None):
     if settings.graphs and "graphs" not in inspect.signature(cls).parameters:
         raise ValueError(f"MODEL_GRAPHS: the {settings.backend} backend does not capture its forwards "
                          "(CUDA graphs are the clover backend's)")
+    if settings.kernels != "auto" and "kernels" not in inspect.signature(cls).parameters:
+        raise ValueError(f"MODEL_KERNELS={settings.kernels}: the {settings.backend} backend does not run the "
+                         "engine's delta-rule kernels (they are the clover backend's)")
     if hasattr(cls, "from_settings"):
         return cls.from_settings(settings)
     options = {k: v for k, v in (("decoding", settings.decoding), ("threads", settings.threads),
@@ -157,6 +165,8 @@ def load_backend(settings: EngineSettings | None = None):
         options["batch"] = settings.batch
     if settings.graphs:
         options["graphs"] = True
+    if settings.kernels != "auto":
+        options["kernels"] = settings.kernels
     return cls(path=settings.model_path, device=settings.device, **options)
 
 

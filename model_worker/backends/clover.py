@@ -64,12 +64,13 @@ class CloverBackend:
 
     def __init__(self, path: str | Path = DEFAULT_MODEL_PATH, device: str = "auto", decoding: str = "verified",
                  max_new_tokens: int | None = None, threads: int | None = None, batch: int = 1,
-                 graphs: bool = False, **sampler_overrides):
+                 graphs: bool = False, kernels: str = "auto", **sampler_overrides):
         if resolve_device(device) == "cpu":
             torch.set_num_threads(threads or default_threads())
         self.path = Path(path)
         self.tok, self.model = load_checkpoint(path, device)
         self.context = self.model.config.max_position_embeddings
+        self.model.set_kernels(kernels)  # a choice this process cannot run stops start-up, saying why
         if graphs:  # verified decoding's forwards as CUDA graphs (SamplerConfig says which decodings)
             sampler_overrides["graphs"] = True
         self.sampler = self._sampler(decoding, max_new_tokens, sampler_overrides)

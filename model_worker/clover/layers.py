@@ -24,7 +24,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
     l2norm,
 )
 
-from . import fast
+from . import fast, kernels
 from .configuration import CloverConfig
 from .delta_rule import MIN_CHUNK, BlockResult, causal_chunk, delta_blocks
 from .experts import moe_forward
@@ -73,6 +73,7 @@ class CloverGatedDeltaNet(nn.Module):
         self.conv_kernel_size = config.linear_conv_kernel_dim
         self.conv_dim = self.key_dim * 2 + self.value_dim
         self.activation = config.hidden_act
+        self.kernels = "auto"  # a long committed causal pass on fla where it runs (`kernels`; set_kernels)
 
         self.conv1d = nn.Conv1d(self.conv_dim, self.conv_dim, self.conv_kernel_size, bias=False,
                                 groups=self.conv_dim, padding=self.conv_kernel_size - 1)
@@ -176,6 +177,11 @@ class CloverGatedDeltaNet(nn.Module):
         elif inference and block_size == 1 and lazy_states and t <= MIN_CHUNK:
             out, states = self.causal_chunk(query, key, value, g, beta, state)
             final = None
+        elif (inference and block_size == 1 and t > MIN_CHUNK and not keep_states and not lazy_states
+              and kernels.wanted(self.kernels, x)):  # a prefill piece: the chunk loop as fla's kernels
+            out, memory, final, q_unit, k_unit, v = kernels.causal_pass(query, key, value, g, beta, state)
+            out = self.joint_one_token(out, memory, q_unit, k_unit, v).transpose(1, 2)
+            states = None
         else:
             r = delta_blocks(query, key, value, g, beta, block_size=block_size, initial_state=state,
                              keep_states=keep_states, final=final, lazy_states=lazy_states,

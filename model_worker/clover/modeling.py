@@ -27,7 +27,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
     Qwen3_5MoeTopKRouter,
 )
 
-from . import fast
+from . import fast, kernels
 from .configuration import CloverConfig
 from .delta_rule import MIN_CHUNK, LazyStates
 from .layers import CloverDecoderLayer, CloverGatedDeltaNet, LayerState, Pass
@@ -224,6 +224,14 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
     def forward(self, input_ids: torch.LongTensor, block_size: int = 1, **_) -> CausalLMOutput:
         """Uncached block-causal logits (N, L, V); logits[:, i] predict token i + 1."""
         return CausalLMOutput(logits=self.lm_head(self.model(input_ids, block_size)))
+
+    def set_kernels(self, choice: str) -> None:
+        """Which delta-rule kernels long causal passes run on (`kernels.KERNELS`); refuses a choice this
+        process cannot run (ValueError, saying why)."""
+        kernels.check(choice, self.lm_head.weight.device)
+        for module in self.modules():
+            if isinstance(module, CloverGatedDeltaNet):
+                module.kernels = choice
 
     # ---- inference against a cache -------------------------------------------------------------
 

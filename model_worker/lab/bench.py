@@ -315,7 +315,7 @@ def scale_report(args) -> str:
     if args.threads:
         torch.set_num_threads(args.threads)
     result = scale.run(args.scale, device=device, layers=args.layers, history=args.history, prefill=args.prefill,
-                       batches=batches, repeats=args.repeats, graphs=args.graphs)
+                       batches=batches, repeats=args.repeats, graphs=args.graphs, kernel_choice=args.kernels)
     return json.dumps(result) if args.json else scale.format_text(result)
 
 
@@ -418,6 +418,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5, help="with --scale: timed calls per item (median)")
     parser.add_argument("--graphs", action="store_true", help="with --scale: also the decoding items as captured "
                         "forwards (CUDA graphs on CUDA, their static forms elsewhere)")
+    parser.add_argument("--kernels", default="auto", choices=("auto", "torch", "fla"),
+                        help="with --scale: the prefill's delta-rule kernels (model_worker.clover.kernels); "
+                        "auto: fla on CUDA where installed. With fla the prefill is also timed on plain torch")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:

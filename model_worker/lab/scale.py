@@ -20,7 +20,8 @@ from collections.abc import Callable
 
 import torch
 
-from model_worker.clover import CloverConfig, CloverForBlockDiffusion, fast
+from model_worker.clover import CloverConfig, CloverForBlockDiffusion, fast, kernels
+from model_worker.clover.delta_rule import MIN_CHUNK
 from model_worker.clover.graphs import CapturedForward
 from model_worker.lab.counters import count, cuda_kernels
 from model_worker.sampler import preset
@@ -130,9 +131,13 @@ def build(config: CloverConfig, device: torch.device, seed: int = 0) -> CloverFo
 
 
 def run(scale: str, *, device: str = "cpu", layers: int | None = None, history: int = 1024, prefill: int = 4096,
-        batches: tuple[int, ...] = (1, 8), repeats: int = 5, warmup: int = 2, graphs: bool = False) -> dict:
-    """The figures for every item at every batch size (see the module docstring)."""
+        batches: tuple[int, ...] = (1, 8), repeats: int = 5, warmup: int = 2, graphs: bool = False,
+        kernel_choice: str = "auto") -> dict:
+    """The figures for every item at every batch size (see the module docstring). `kernel_choice`: the
+    delta-rule kernels of the prefill (`kernels.KERNELS`); where that is fla the prefill is also timed on
+    the plain-torch rule (`..._torch_rule`), in the same run."""
     dev = check_device(device)
+    kernels.check(kernel_choice, dev)
     config, depth = scale_config(scale, layers)
     for name, value, least in (("--history", history, 1), ("--prefill", prefill, 1), ("--repeats", repeats, 1)):
         if value < least:
@@ -147,21 +152,24 @@ def run(scale: str, *, device: str = "cpu", layers: int | None = None, history: 
                          f"{dev.type}, {have / 2**30:.1f} GiB is free; {_fewer_layers(config, batches, history, prefill, have, chunk)}")
     started = time.perf_counter()
     model = build(config, dev)
+    model.set_kernels(kernel_choice)
     built_s = time.perf_counter() - started
+    fla = kernels.wanted(kernel_choice, torch.empty(0, device=dev))
     out = {
         "scale": scale, "device": dev.type, "dtype": "bfloat16", "torch": torch.__version__,
         "threads": torch.get_num_threads(), "layers_built": config.num_hidden_layers, "layers_full": depth,
         "scaled_to_full_depth": config.num_hidden_layers != depth, "history": history, "prefill": prefill,
         "block_size": BLOCK, "accepted_per_round": ACCEPT, "repeats": repeats, "prefill_chunk": chunk,
         "parameters_built": sum(p.numel() for p in model.parameters()), "build_s": round(built_s, 2),
-        "hbm_bytes_per_s": HBM_BYTES_PER_S,
+        "hbm_bytes_per_s": HBM_BYTES_PER_S, "kernels": kernel_choice,
+        "prefill_delta_rule": "fla" if fla and min(chunk, prefill) > MIN_CHUNK else "torch",
         "note": ("CPU figures: ms and memory are this machine's; syncs, operators and experts hold on any device"
                  if dev.type == "cpu" else "CUDA figures"),
         "items": {},
     }
     sizes = _layer_bytes(config, depth, scale)
     for batch in batches:
-        for name, (call, positions) in _items(model, dev, batch, history, prefill, graphs).items():
+        for name, (call, positions) in _items(model, dev, batch, history, prefill, graphs, fla and kernel_choice).items():
             key = f"{name}_bs{batch}"
             out["items"][key] = _measure(model, call, positions, batch, config, depth, sizes, repeats, warmup)
             twin = out["items"].get(key.replace("_graph_", "_"))
@@ -183,11 +191,13 @@ def sync_violations(result: dict) -> list[str]:
     return bad
 
 
-def _items(model, dev, batch: int, history: int, prefill: int,
-           graphs: bool = False) -> dict[str, tuple[Callable[[], None], int]]:
+def _items(model, dev, batch: int, history: int, prefill: int, graphs: bool = False,
+           fla: str | bool = False) -> dict[str, tuple[Callable[[], None], int]]:
     """Each item: a call that leaves the cache as it found it (lengths rewound), and the positions it projects.
     With `graphs`, also the one-token step, draft, verify and verified round as captured forwards
-    (`model_worker.clover.graphs`: CUDA graphs on CUDA, their static forms run eagerly elsewhere)."""
+    (`model_worker.clover.graphs`: CUDA graphs on CUDA, their static forms run eagerly elsewhere). With
+    `fla` (the kernel choice that puts the prefill's delta rule on fla), also the prefill on the plain-torch
+    rule."""
     v = model.config.vocab_size
     gen = torch.Generator().manual_seed(0)
     hist = torch.randint(10, v, (batch, history), generator=gen).to(dev)
@@ -233,6 +243,15 @@ def _items(model, dev, batch: int, history: int, prefill: int,
     items = {"one_token": (one_token, 1), "draft": (draft, BLOCK - 1), "verify_accept": (verify, BLOCK),
              "verified_round": (verified_round, 2 * BLOCK - 1), "block_step": (block_step, 8),
              f"prefill_{prefill}": (prefill_call, 1)}
+    if fla:
+        def prefill_torch_rule():
+            model.set_kernels("torch")
+            try:
+                prefill_call()
+            finally:
+                model.set_kernels(fla)
+
+        items[f"prefill_{prefill}_torch_rule"] = (prefill_torch_rule, 1)
     if graphs:
         items.update(_captured_items(model, cache, one, window, drafted, draws, rows))
     return items

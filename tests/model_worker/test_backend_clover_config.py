@@ -46,6 +46,19 @@ def test_model_graphs_is_a_flag_and_only_the_clover_backend_takes_it():
         load_backend(engine_settings({"MODEL_BACKEND": "openai", "MODEL_GRAPHS": "1"}))
 
 
+def test_model_kernels_is_read_checked_and_only_the_clover_backend_takes_it(monkeypatch):
+    assert engine_settings({}).kernels == "auto"
+    assert engine_settings({"MODEL_KERNELS": " Torch "}).kernels == "torch"
+    with pytest.raises(ValueError, match="MODEL_KERNELS='cuda' is not one of auto, torch, fla"):
+        engine_settings({"MODEL_KERNELS": "cuda"})
+    with pytest.raises(ValueError, match="MODEL_KERNELS=fla: the openai backend does not run"):
+        load_backend(engine_settings({"MODEL_BACKEND": "openai", "MODEL_KERNELS": "fla"}))
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    # the demo checkpoint on a CPU: fla's kernels need the gpu extra and a CUDA device
+    with pytest.raises(ValueError, match="MODEL_KERNELS=fla (needs the gpu extra|runs Triton kernels)"):
+        load_backend(engine_settings({"MODEL_KERNELS": "fla", "MODEL_DEVICE": "cpu"}))
+
+
 def test_an_unknown_device_or_malformed_backend_is_refused_by_name():
     with pytest.raises(ValueError, match="'tpu'"):
         engine_settings({"MODEL_DEVICE": "tpu"})

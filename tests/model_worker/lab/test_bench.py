@@ -139,6 +139,7 @@ def test_the_scale_bench_times_every_forward_without_host_syncs_inside_a_forward
     assert set(result["items"]) == {f"{n}_bs{b}" for n in names for b in (1, 2)}
     assert result["sync_violations"] == []
     assert result["items"]["verified_round_bs1"]["host_syncs"] == 1  # the round's one read
+    assert (result["kernels"], result["prefill_delta_rule"]) == ("auto", "torch")  # fla only on CUDA
     for item in result["items"].values():
         assert item["ms"] > 0 and item["aten_ops"] > 0
         assert item["experts_per_layer"] > 1  # the router spreads tokens (it was all-zero once)
@@ -182,6 +183,17 @@ def test_the_scale_bench_refuses_bad_input_with_a_clear_message(args, message):
     with pytest.raises(SystemExit) as exit_:
         bench.main(args)
     assert message in str(exit_.value)
+
+
+def test_the_scale_bench_refuses_fla_kernels_it_cannot_run(monkeypatch):
+    from model_worker.clover import kernels
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with pytest.raises(SystemExit, match="MODEL_KERNELS=fla (needs the gpu extra|runs Triton kernels, which need a CUDA)"):
+        bench.main(SCALE + ["--kernels", "fla"])
+    monkeypatch.setattr(kernels, "fla_installed", lambda: False)
+    with pytest.raises(SystemExit, match=r"needs the gpu extra: pip install -e '\.\[gpu\]'"):
+        bench.main(SCALE + ["--kernels", "fla"])
 
 
 def test_the_scale_bench_refuses_cuda_where_there_is_none(monkeypatch):
