@@ -9,6 +9,7 @@ the best topic (`explainer.library.index`).
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -18,10 +19,20 @@ LANGS = ("en", "zh")
 
 def outside_questions(path: Path | None = None) -> tuple[str, ...]:
     """The set's questions (`OUTSIDE` unless `path`); `ValueError` naming the file and the entry when it is
-    malformed."""
+    malformed. The file is read once per process while it is unchanged (start-up checks it, and every
+    index build, class libraries' too, reads it again)."""
     path = Path(path or OUTSIDE)
     try:
-        entries = json.loads(Path(path).read_text(encoding="utf-8"))["questions"]
+        stamp = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise ValueError(f"{path}: not an outside-question set ({exc})") from exc
+    return _read(path, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _read(path: Path, stamp: int) -> tuple[str, ...]:
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))["questions"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path}: not an outside-question set ({exc})") from exc
     if not isinstance(entries, list):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -79,3 +80,16 @@ def test_a_corrupt_set_stops_the_app_at_start_up(tmp_path, monkeypatch):
     with pytest.raises(ImproperlyConfigured, match="outside set is corrupt") as caught:
         library_check()
     assert str(path) in str(caught.value)
+
+
+def test_the_set_is_read_once_while_unchanged_and_again_once_edited(tmp_path):
+    path = tmp_path / "outside.json"
+    path.write_text('{"questions": [{"lang": "en", "question": "How do bees make honey?"}]}', encoding="utf-8")
+    first = outside.outside_questions(path)
+    assert outside.outside_questions(path) is first  # no second read
+    path.write_text('{"questions": [{"lang": "zh", "question": "蜜蜂怎么酿蜜？"}]}', encoding="utf-8")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    assert outside.outside_questions(path) == ("蜜蜂怎么酿蜜？",)
+    path.unlink()
+    with pytest.raises(ValueError, match="not an outside-question set"):
+        outside.outside_questions(path)
