@@ -17,10 +17,14 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-# The gpu extra (flash-linear-attention, triton): the suite runs its kernels on the CPU through Triton's
-# interpreter and compares them with the plain-torch path. `make run` does not need it.
-$(VENV)/.kernels: $(VENV)/.installed
-	$(VENV)/bin/pip install -q -e ".[dev,gpu]"
+# The gpu extra's packages (pyproject.toml), apart from the venv: the suite runs fla's kernels on the CPU
+# through Triton's interpreter, in a child process that adds this folder to its path, and compares them with
+# the plain-torch path. Apart, because transformers hands Qwen3.5's delta rule to fla wherever fla imports,
+# and fla's kernels do not run on a CPU. `make run` does not need it.
+KERNELS_SITE := $(VENV)/kernels
+$(KERNELS_SITE)/.installed: $(VENV)/.installed
+	$(VENV)/bin/pip install -q --no-deps --target $(KERNELS_SITE) "flash-linear-attention>=0.6,<0.7" \
+		"fla-core>=0.6,<0.7" einops "triton>=3.3"
 	touch $@
 
 # Debian packages: Chromium for the render check, a Redis server, and a CJK font so Chinese pages
@@ -48,7 +52,7 @@ run: setup migrate
 	$(PY) manage.py demo_data --base-url http://127.0.0.1:$(PORT)
 	$(PY) manage.py runall --port $(PORT)
 
-test: setup $(VENV)/.kernels
+test: setup $(KERNELS_SITE)/.installed
 	mkdir -p var
 	DJANGO_SETTINGS_MODULE=explainer.settings.test $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 	@if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then \
