@@ -82,9 +82,12 @@ class CloverBackend:
             if self.sampler.decoding != "verified":
                 raise ValueError(f"MODEL_BATCH={batch} batches verified decoding, not {self.sampler.decoding!r}")
             self.decoder = BatchedDecoder(self.model, batch)
-        log.info("clover backend ready: %s on %s, %s decoding%s, %d torch threads", self.path,
-                 next(self.model.parameters()).device, self.sampler.decoding,
-                 " (CUDA graphs)" if self.sampler.graphs else "", torch.get_num_threads())
+        from model_worker.clover.kernels import wanted
+
+        weight = next(self.model.parameters())
+        log.info("clover backend ready: %s on %s, %s decoding%s, prompt delta rule on %s, %d torch threads",
+                 self.path, weight.device, self.sampler.decoding, " (CUDA graphs)" if self.sampler.graphs else "",
+                 "fla" if wanted(kernels, weight) else "torch", torch.get_num_threads())
 
     def _sampler(self, decoding: str, max_new_tokens: int | None, overrides: dict):
         """The named settings of `decoding` (model_worker.sampler.decodings) with `overrides`, checked
