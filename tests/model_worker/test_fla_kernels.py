@@ -39,6 +39,12 @@ def test_fla_prefill_writes_the_reference_state_and_text():
     assert prefill["same_tokens"], prefill
 
 
+def test_the_settings_name_the_engines_kernel_choices():
+    from model_worker import config
+
+    assert config.KERNELS == kernels.KERNELS  # config names them without importing torch
+
+
 def test_auto_keeps_a_cpu_pass_on_plain_torch():
     assert not kernels.wanted("auto", torch.zeros(1))
     assert not kernels.wanted("torch", torch.zeros(1))
