@@ -4,7 +4,8 @@ Workers: `gpu` (pages, no Django), `finish` (records how a page ended, and runs 
 only job is the reaper), `qa` (render checks). The Redis it starts appends every write to a file in
 var/ (AOF), so queued work and live views survive a restart.
 
-Ctrl-C (SIGINT) or SIGTERM stops every child; if one child dies, the rest are stopped too.
+Ctrl-C (SIGINT) or SIGTERM stops every child: the workers and the web server together, then Redis; a
+child still running 20 s after its SIGTERM is killed. If one child dies, the rest are stopped too.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 from model_worker.config import gpu_worker_pool
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+STOP_SECONDS = 20  # how long a child may take to stop after SIGTERM before it is killed
 
 
 class Command(BaseCommand):
@@ -109,18 +111,26 @@ class Command(BaseCommand):
         self.stopping = True
 
     def _stop_all(self) -> None:
-        # Web server first, Redis last: workers finish talking to the broker before it goes.
-        for name, proc in reversed(self.children):
-            if proc.poll() is None:
-                self.stdout.write(f"stopping {name}")
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        # Everything but Redis at once, under one deadline, so a slow child cannot hold up the others;
+        # Redis last, so the workers finish talking to the broker before it goes.
+        running = [(name, proc) for name, proc in reversed(self.children) if proc.poll() is None]
+        broker = [(name, proc) for name, proc in running if name == "redis"]
+        self._stop([(name, proc) for name, proc in running if name != "redis"], STOP_SECONDS)
+        self._stop(broker, STOP_SECONDS)
         self.children = []
 
+    def _stop(self, children: list[tuple[str, subprocess.Popen]], seconds: float) -> None:
+        for name, proc in children:
+            self.stdout.write(f"stopping {name}")
+            proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + seconds
+        for name, proc in children:
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.stderr.write(f"{name} did not stop within {seconds:.0f} s; killed")
+                proc.kill()
+                proc.wait()
 
 def redis_argv(server: str, port: int, directory) -> list[str]:
     """A loopback redis-server that persists every write (AOF, fsync each second) in `directory`."""
