@@ -112,3 +112,26 @@ def test_runall_starts_everything_and_stops_every_child(tmp_path, how):
         assert "web server exited" in output
     else:
         assert proc.returncode == 0
+
+
+def test_runall_stops_its_children_together_and_kills_one_that_ignores_sigterm(monkeypatch, capsys):
+    from explainer.management.commands import runall
+
+    monkeypatch.setattr(runall, "STOP_SECONDS", 1)
+    stubborn = "trap '' TERM; while true; do sleep 0.1; done"  # a child that does not stop on SIGTERM
+    command = runall.Command()
+    command.children = [(name, subprocess.Popen(["bash", "-c", script], start_new_session=True))
+                        for name, script in [("redis", "sleep 60"), ("gpu worker", stubborn),
+                                             ("qa worker", stubborn), ("web server", "sleep 60")]]
+    procs = dict(command.children)
+    time.sleep(0.3)  # the traps are set
+    started = time.monotonic()
+    command._stop_all()
+    elapsed = time.monotonic() - started
+    # Both stubborn workers waited out one shared deadline, not one each; Redis stopped after them.
+    assert elapsed < 2 * runall.STOP_SECONDS + 1.5
+    assert procs["gpu worker"].returncode == procs["qa worker"].returncode == -signal.SIGKILL
+    assert procs["web server"].returncode == procs["redis"].returncode == -signal.SIGTERM
+    assert command.children == []
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["stopping web server", "stopping qa worker", "stopping gpu worker", "stopping redis"]
