@@ -135,9 +135,9 @@ def build_examples(tok, pages: list[Page], cfg: TrainConfig, log=print) -> tuple
     direct, followups, too_long = [], [], {}
     for i, page in enumerate(pages):
         target = page_target(tok, page.html)
-        prev = pages[(i + 1) % len(pages)]
+        previous_head = _head(tok, pages[(i + 1) % len(pages)].html, cfg.previous_budget)  # the follow-ups' page before
         for lang, question in page.questions + _foreign_questions(pages, i, cfg.foreign_questions):
-            for bucket, previous in ((direct, None), (followups, _head(tok, prev.html, cfg.previous_budget))):
+            for bucket, previous in ((direct, None), (followups, previous_head)):
                 prompt = build_prompt(tok, question=question, lang=lang, previous_page=previous, topic=page.slug)
                 if len(prompt) + len(target) > cfg.context:
                     too_long[page.slug] = max(too_long.get(page.slug, 0), len(prompt) + len(target))
