@@ -115,22 +115,23 @@ class Command(BaseCommand):
         # Redis last, so the workers finish talking to the broker before it goes.
         running = [(name, proc) for name, proc in reversed(self.children) if proc.poll() is None]
         broker = [(name, proc) for name, proc in running if name == "redis"]
-        self._stop([(name, proc) for name, proc in running if name != "redis"], STOP_SECONDS)
-        self._stop(broker, STOP_SECONDS)
+        self._stop([(name, proc) for name, proc in running if name != "redis"])
+        self._stop(broker)
         self.children = []
 
-    def _stop(self, children: list[tuple[str, subprocess.Popen]], seconds: float) -> None:
+    def _stop(self, children: list[tuple[str, subprocess.Popen]]) -> None:
         for name, proc in children:
             self.stdout.write(f"stopping {name}")
             proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + seconds
+        deadline = time.monotonic() + STOP_SECONDS
         for name, proc in children:
             try:
                 proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                self.stderr.write(f"{name} did not stop within {seconds:.0f} s; killed")
+                self.stderr.write(f"{name} did not stop within {STOP_SECONDS} s; killed")
                 proc.kill()
                 proc.wait()
+
 
 def redis_argv(server: str, port: int, directory) -> list[str]:
     """A loopback redis-server that persists every write (AOF, fsync each second) in `directory`."""
