@@ -129,6 +129,13 @@ def _answer_plan(*, question: str, lang: str, thread: Thread | None, picked: str
     return answer_plan(route, open_domain=open_domain, writable=None if open_domain else _writable())
 
 
+def thread_answer_plan(*, question: str, lang: str, thread: Thread, classroom=None) -> AnswerPlan:
+    """The plan of a new generation in a thread that already has its topic (a repair): the thread's
+    topic, in the language its page is written in, as the thread's first question was asked."""
+    return _answer_plan(question=question, lang=lang, thread=thread, picked=None, exemplar=None,
+                        classroom=classroom)
+
+
 def generation_create(
     *, question: str, session_key: str, lang: str | None = None, thread_id=None, learner: Learner | None = None,
     topic: str | None = None, client: rate_limits.Client | None = None,
@@ -189,8 +196,7 @@ def generation_create(
             _answer_from_library(generation, exemplar, {"exemplar": pinned}, plan.event)
             return generation
         if stored is not None:  # a library page the backend cannot write: the stored page is the answer
-            _answer_from_library(generation, stored, {"source": "library", "library_page": plan.topic}, plan.event,
-                                 check=True)
+            _answer_from_library(generation, stored, {"source": "library", "library_page": plan.topic}, plan.event)
             return generation
         # A backend that cannot revise a page answers a follow-up as a new question on the thread.
         previous = thread_current_page(thread=thread) if backend_revises_pages() else None
@@ -261,11 +267,10 @@ def queue_positions_announce(*, left: Generation) -> None:
         log.exception("could not announce queue positions after %s", left.pk)
 
 
-def _answer_from_library(generation: Generation, html: str, stats: dict, topic_event: dict, *,
-                         check: bool = False) -> None:
+def _answer_from_library(generation: Generation, html: str, stats: dict, topic_event: dict) -> None:
     """A stored page answers at once, as the thread's next version: one the teacher chose (a featured
-    page, a topic's exemplar), or the routed library page when the backend cannot write it (`check`:
-    it goes through the render check as a written page does)."""
+    page, a topic's exemplar), or the routed library page when the backend cannot write it. It goes
+    through the render check as a written page does, so its stream ends with `qa` like every other."""
     generation.status = Generation.Status.DONE
     generation.started_at = generation.finished_at = timezone.now()
     generation.stats = stats
@@ -277,10 +282,9 @@ def _answer_from_library(generation: Generation, html: str, stats: dict, topic_e
         event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=0)
         _topic_event(generation, topic_event)
         _announce_done(generation, page)
-        if check:
-            from explainer.celery import app
+        from explainer.celery import app
 
-            app.send_task("explainer.render_check", args=[page.pk], queue="qa")
+        app.send_task("explainer.render_check", args=[page.pk], queue="qa")
 
     transaction.on_commit(announce)
 

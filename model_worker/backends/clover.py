@@ -11,9 +11,9 @@ from pathlib import Path
 
 import torch
 
-from model_worker.backends.base import PageRequest, PageResult, PageSink
+from model_worker.backends.base import BackendError, PageRequest, PageResult, PageSink
 from model_worker.config import DEFAULT_MODEL_PATH, backend_capabilities, default_threads, resolve_device
-from model_worker.prompt import build_prompt, check_fits, extract_page
+from model_worker.prompt import PromptTooLong, build_prompt, check_fits, extract_page
 from model_worker.tokenizer import load_tokenizer
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,10 @@ class CloverBackend:
         ids = build_prompt(self.tok, question=request.question, lang=request.lang,
                            previous_page=request.previous_page, topic_note=request.topic_note,
                            topic=request.topic)
-        check_fits(len(ids), context=self.context, min_page_tokens=min(MIN_PAGE_TOKENS, self.context // 4))
+        try:
+            check_fits(len(ids), context=self.context, min_page_tokens=min(MIN_PAGE_TOKENS, self.context // 4))
+        except PromptTooLong as exc:  # the learner hears it by its code, like any backend's
+            raise BackendError("prompt_too_long", str(exc)) from None
         return ids
 
     def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult:

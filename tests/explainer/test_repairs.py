@@ -108,3 +108,15 @@ def test_a_backend_that_cannot_revise_pages_answers_a_follow_up_as_a_new_questio
     follow = run(generation_create, question="Make the signal slower", session_key="s1", thread_id=first.thread_id)
     assert follow.thread_id == first.thread_id
     assert gpu_requests(redis_db)[-1][1]["previous_page"] is None
+
+
+@pytest.mark.parametrize("question", ["Why is the sky blue?", "为什么天空是蓝色的？"])
+def test_a_repair_asks_for_the_same_topic_in_the_same_language_as_the_failing_page(run, redis_db, question):
+    asked = run(generation_create, question=question, session_key="s1")
+    [(_, first)] = gpu_requests(redis_db)
+    check(run, page_of(run, asked), passed=False)
+
+    _, again = gpu_requests(redis_db)[-1]
+    first, again = PageRequest.from_dict(first), PageRequest.from_dict(again)
+    assert first.topic and again.repair is not None
+    assert (again.topic, again.lang, again.question) == (first.topic, first.lang, first.question)

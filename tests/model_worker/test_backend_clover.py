@@ -5,9 +5,9 @@ import json
 import pytest
 import torch
 
-from model_worker.backends.base import PageRequest
+from model_worker.backends.base import BackendError, PageRequest
 from model_worker.backends.clover import CheckpointFolderError, CloverBackend, _TextStream, token_tables
-from model_worker.prompt import PromptTooLong
+from model_worker.worker.run import run_page
 from model_worker.tokenizer import special_ids, train_tokenizer
 
 PAGE = '<!doctype html>\n<html><body><script type="module">import { start } from "kit";</script></body></html>'
@@ -164,8 +164,13 @@ def test_an_unknown_commit_rule_is_refused_by_name(checkpoint):
 
 def test_a_prompt_longer_than_the_context_is_refused_with_both_lengths(backend):
     long_page = "<p>" + "tides " * 400 + "</p>"
-    with pytest.raises(PromptTooLong, match=r"prompt is \d+ tokens; the checkpoint's context is 256"):
-        backend.generate_page(PageRequest(question="Again?", previous_page=long_page), Recorder())
+    request = PageRequest(question="Again?", previous_page=long_page)
+    with pytest.raises(BackendError, match=r"prompt is \d+ tokens; the checkpoint's context is 256") as caught:
+        backend.generate_page(request, Recorder())
+    assert caught.value.code == "prompt_too_long"
+    # Through the worker's entry the learner gets that code, not a generic failure.
+    outcome = run_page(backend, request, Recorder())
+    assert (outcome.status, outcome.error_code) == ("failed", "prompt_too_long")
 
 
 def test_a_repair_re_samples_the_page_with_a_seed_per_attempt(backend):
