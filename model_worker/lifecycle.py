@@ -1,7 +1,7 @@
 """Who holds a generation, in Redis: its ticket while queued, a worker's claim while running, its outcome.
 
 The web side writes the ticket when it sends the task; the GPU worker takes the claim, keeps it alive
-(a short TTL refreshed every block and by a heartbeat thread), and swaps it for `finished` plus the
+(a short TTL refreshed by a heartbeat thread), and swaps it for `finished` plus the
 outcome when the page ends. The reaper (explainer/services/lifecycle.py) reads all of it to find
 generations nobody will finish. Keys, for generation `<id>` (beside those of `model_worker.events`):
 

@@ -20,7 +20,7 @@ class Classroom(models.Model):
     join_code = models.CharField(max_length=12, unique=True, default=new_join_code)
     languages = models.JSONField(default=list, blank=True, help_text="Allowed question languages; empty means all.")
     topic_space_enabled = models.BooleanField(default=False)
-    daily_question_limit = models.PositiveIntegerField(default=0, help_text="0 means no limit.")
+    daily_question_limit = models.PositiveIntegerField(default=0, help_text="0 means the site's default.")
     blocklist = models.TextField(blank=True, help_text="One blocked word or phrase a line.")
     blocked_message = models.CharField(
         max_length=300, blank=True, default="Let's keep our questions about science. Try another one!"

@@ -18,7 +18,8 @@ def review_pages(
     qs = (
         PageVersion.objects.filter(thread__classroom=classroom)
         .select_related("thread", "thread__topic", "generation", "generation__learner")
-        .annotate(check_status=Subquery(latest.values("status")[:1]), check_id=Subquery(latest.values("pk")[:1]))
+        .annotate(check_status=Subquery(latest.values("status")[:1]), check_id=Subquery(latest.values("pk")[:1]),
+                  thumbnail_check=Subquery(latest.exclude(thumbnail=None).values("pk")[:1]))
         .order_by("-created_at", "-pk")
     )
     if topic_id:

@@ -24,7 +24,7 @@ class ClassroomSettingsForm(forms.Form):
     topic_space_enabled = forms.BooleanField(
         required=False, label="Topic space on", help_text="Politely refuse questions outside the class's topics."
     )
-    daily_question_limit = forms.IntegerField(min_value=0, help_text="Questions per learner per day; 0 means no limit.")
+    daily_question_limit = forms.IntegerField(min_value=0, help_text="Questions per learner per day; 0 means the site's default.")
     blocklist = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 4}), help_text="One blocked word or phrase a line."
     )

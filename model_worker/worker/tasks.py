@@ -1,7 +1,7 @@
 """The GPU task: run the page backend for one generation, streaming its drafts into Redis.
 
-The task claims the generation before running it and keeps the claim alive while it runs (every block
-and from a heartbeat thread), so a worker that dies lets go within `CLAIM_TTL_S`; Celery then delivers
+The task claims the generation before running it and keeps the claim alive while it runs (from a
+heartbeat thread, every third of the TTL), so a worker that dies lets go within `CLAIM_TTL_S`; Celery then delivers
 the task again (`acks_late`, `reject_on_worker_lost`) and the new attempt takes the expired claim.
 """
 
@@ -106,7 +106,7 @@ class StreamSink:
 
     A Redis round trip would stall the decoding loop for as long as it takes, so a writer thread does
     them: as soon as the loop queues something, but at most every FLUSH_INTERVAL_S, it appends what
-    is queued, refreshes the heartbeat and reads the stop flags, all in one round trip. `should_stop`
+    is queued and reads the stop flags, in one round trip (the claim beats on its own thread). `should_stop`
     answers from the latest flags (the first time it asks Redis itself, before the model runs); a
     failed write is raised to the loop at its next call. `close` stops the writer and writes what is
     left: the task calls it before handing the outcome on, so every commit precedes `done` in the stream.
@@ -199,7 +199,7 @@ class StreamSink:
 
 
 class Claim:
-    """This worker's hold on a generation, kept alive by a heartbeat thread and at each block."""
+    """This worker's hold on a generation, kept alive by a heartbeat thread."""
 
     def __init__(self, r, generation_id: str, token: str, *, ttl_s: int = lifecycle.CLAIM_TTL_S,
                  every_s: float = lifecycle.HEARTBEAT_S, keep_s: int = events.DEFAULT_TTL_S):

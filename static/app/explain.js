@@ -209,7 +209,7 @@ const handlers = {
     document.querySelector(`.version[data-page="${e.page}"]`)?.closest("li")?.remove();
     if ($("page-frame").dataset.page === String(e.page)) {
       $("page-frame").removeAttribute("src");
-      $("page-question").textContent = "Your teacher hid this page.";
+      $("page-question").textContent = say().pageHidden;
     }
   },
 };

@@ -15,6 +15,7 @@ const WORDS = {
     fixingFailed: (why) => `Fixing… the page failed its check (${why})`,
     inBrowser: "in a browser",
     madeFromLibrary: "from the library",
+    pageHidden: "Your teacher hid this page.",
     made: (tokens, seconds, rate) =>
       `${tokens} tokens${seconds ? ` in ${seconds} s` : ""}${rate ? ` at ${rate} tokens/s` : ""}`,
     checking: (version, made) => `v${version}: ${made} · checking…`,
@@ -38,6 +39,7 @@ const WORDS = {
     fixingFailed: (why) => `正在修复……页面没有通过检查（${why}）`,
     inBrowser: "浏览器检查",
     madeFromLibrary: "来自资料库",
+    pageHidden: "老师隐藏了这个页面。",
     made: (tokens, seconds, rate) =>
       `${tokens} 个 token${seconds ? `，用时 ${seconds} 秒` : ""}${rate ? `，每秒 ${rate} 个` : ""}`,
     checking: (version, made) => `第 ${version} 版：${made} · 正在检查……`,

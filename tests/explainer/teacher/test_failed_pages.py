@@ -39,3 +39,19 @@ def test_the_teacher_review_flags_a_failed_page(client, teacher, classroom, lear
     assert f'check-failed" data-page="{failed.pk}"' in gallery
     detail = client.get(reverse("teacher:page", args=[failed.pk])).content.decode()
     assert "This page failed its latest render check" in detail
+
+
+def test_a_failed_page_without_a_picture_says_so_and_its_report_reads_as_words(
+    client, teacher, classroom, learner, make_page
+):
+    failed = make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.FAILED, thumbnail=False)
+    RenderCheck.objects.filter(page=failed).update(report={
+        "url": "http://127.0.0.1:1/__page__/x", "passed": False, "summary": "errors: 1 page error",
+        "page_errors": ["SyntaxError: Unexpected token ';'"], "console_errors": []})
+    client.force_login(teacher)
+    gallery = client.get(reverse("teacher:review", args=[classroom.pk])).content.decode()
+    assert reverse("teacher:page-thumbnail", args=[failed.pk]) not in gallery  # it would answer 404
+    assert "no picture: failed" in gallery
+    detail = client.get(reverse("teacher:page", args=[failed.pk])).content.decode()
+    assert "errors: 1 page error" in detail and "SyntaxError: Unexpected token &#x27;;&#x27;" in detail
+    assert "{&#x27;url&#x27;" not in detail and "__page__" not in detail

@@ -87,5 +87,14 @@ def test_a_teacher_hides_a_learners_page_and_it_leaves_the_learners_open_view(
                        for e in learner_view.evaluate("window.socketEvents"))
             page.refresh_from_db()
             assert page.hidden
+
+            # The header's links take a mouse click (nothing lies over them): Moderation, then Sign out.
+            teacher.locator("header.bar nav a", has_text="Moderation").click(timeout=5000)
+            expect(teacher).to_have_url(re.compile(r"/moderation/"))
+            bar, sign_out = teacher.locator("header.bar"), teacher.locator("header.bar .signout button")
+            box, inner = bar.bounding_box(), sign_out.bounding_box()
+            assert inner["y"] + inner["height"] <= box["y"] + box["height"] + 1  # the bar holds its links
+            sign_out.click(timeout=5000)
+            expect(teacher).to_have_url(re.compile(r"/teacher/login/"))
         finally:
             browser.close()
