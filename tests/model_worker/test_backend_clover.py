@@ -7,8 +7,8 @@ import torch
 
 from model_worker.backends.base import BackendError, PageRequest
 from model_worker.backends.clover import CheckpointFolderError, CloverBackend, _TextStream, token_tables
-from model_worker.worker.run import run_page
 from model_worker.tokenizer import special_ids, train_tokenizer
+from model_worker.worker.run import run_page
 
 PAGE = '<!doctype html>\n<html><body><script type="module">import { start } from "kit";</script></body></html>'
 
