@@ -277,6 +277,8 @@ def _answer_from_library(generation: Generation, html: str, stats: dict, topic_e
     generation.save(update_fields=["status", "started_at", "finished_at", "stats"])
     latest = generation.thread.pages.aggregate(n=Max("version"))["n"] or 0
     page = PageVersion.objects.create(thread=generation.thread, generation=generation, version=latest + 1, html=html)
+    # Screened as a written page is: a flagged question's page waits in the teacher's queue, where hiding it works.
+    moderation.page_screen(page=page)
 
     def announce():
         event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id), position=0)

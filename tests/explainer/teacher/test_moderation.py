@@ -159,3 +159,23 @@ def test_ordinary_science_questions_are_not_blocked(classroom, learner, question
 def test_sex_chromosomes_go_ahead_but_wait_for_a_teachers_look(classroom, learner):
     verdict = check(classroom, learner, "What decides the sex of a baby?")
     assert verdict.allowed and verdict.flagged
+
+
+def test_a_flagged_question_answered_from_the_library_queues_its_page_and_hiding_it_hides_the_page(
+    client, classroom, learner, teacher, django_capture_on_commit_callbacks, redis_db, settings
+):
+    from explainer.services.generation import generation_create
+
+    settings.MODEL_BACKEND = "clover"  # the demo checkpoint never learned this lesson: the library page answers
+    with django_capture_on_commit_callbacks(execute=True):
+        asked = generation_create(question="How does an electric motor work? Is it used in war?",
+                                  session_key="s", learner=learner)
+    asked.refresh_from_db()
+    page = asked.page
+    assert asked.stats.get("source") == "library" and not page.hidden
+    item = ModerationItem.objects.get(page=page)
+    assert item.status == ModerationItem.Status.PENDING
+    client.force_login(teacher)
+    client.post(reverse("teacher:moderation-decide", args=[item.pk]), {"decision": "hide"})
+    page.refresh_from_db()
+    assert page.hidden
