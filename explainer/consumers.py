@@ -64,7 +64,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None):
         try:
             message = json.loads(text_data if text_data is not None else bytes_data)
-        except (TypeError, ValueError, UnicodeDecodeError):
+        except (TypeError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
             return await self.send_error("bad_json", "That message is not JSON.")
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             return await self.send_error("bad_message", 'A message is a JSON object with a "type".')

@@ -7,7 +7,13 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
-from explainer.selectors.generation import page_url, thread_for_session, thread_pages, threads_for_session
+from explainer.selectors.generation import (
+    page_url,
+    thread_for_session,
+    thread_pages,
+    thread_unfinished_generation,
+    threads_for_session,
+)
 from explainer.selectors.library import library_examples
 
 
@@ -22,6 +28,7 @@ def _learner_context(request, thread=None) -> dict:
     learner = learner_from_session(request.session)
     session_key = _session_key(request)
     pages = list(thread_pages(thread=thread)) if thread else []
+    watching = thread_unfinished_generation(thread=thread) if thread else None
     return {
         "learner": learner,
         "topics": topic_suggestions_for(learner=learner),
@@ -29,6 +36,8 @@ def _learner_context(request, thread=None) -> dict:
         # library answers, per UI language; the page shows the set of the language chosen.
         "suggestions": {lang: library_examples(lang=lang) for lang in ("en", "zh")},
         "thread": thread,
+        # A page still being written when this one was (re)loaded: the live view resumes it.
+        "watching": watching,
         "versions": [
             {"page": p.pk, "version": p.version, "question": p.generation.question, "url": page_url(p),
              "check": p.check_status or ""}

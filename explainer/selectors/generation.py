@@ -71,6 +71,13 @@ def thread_pages(*, thread: Thread) -> QuerySet[PageVersion]:
     )
 
 
+def thread_unfinished_generation(*, thread: Thread) -> Generation | None:
+    """The thread's latest generation while it is still queued or being written (a reloaded page resumes it)."""
+    latest = thread.generations.order_by("-created_at").first()
+    unfinished = (Generation.Status.QUEUED, Generation.Status.RUNNING)
+    return latest if latest is not None and latest.status in unfinished else None
+
+
 def threads_for_session(*, session_key: str, limit: int = 20) -> QuerySet[Thread]:
     """This browser's latest threads, each annotated with the `question` that opened it."""
     first = Generation.objects.filter(thread=OuterRef("pk")).order_by("created_at").values("question")[:1]

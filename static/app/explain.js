@@ -7,6 +7,9 @@ const $ = (id) => document.getElementById(id);
 const MASK = "▒";
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 const LANG_NAMES = { en: "English", zh: "中文" };
+// Errors about the question itself: sending it again gets the same answer, so "Try again" is not offered.
+const FINAL_CODES = new Set(["unknown_topic", "cannot_revise", "empty_question", "question_too_long",
+  "unsupported_language", "bad_field", "unknown_thread", "blocked", "off_topic", "language", "limit"]);
 
 const app = $("app");
 const state = {
@@ -200,8 +203,8 @@ const handlers = {
     const text = e.code === "cancelled" ? say().stopped : e.message;
     $("problem-text").textContent = text;
     showNearest(e.code === "unknown_topic" ? e.nearest || [] : []);
-    // Asking the same unknown topic, or for a change to a library lesson, again would only be refused again.
-    $("retry-button").hidden = !state.lastAsk || e.code === "unknown_topic" || e.code === "cannot_revise";
+    // Asking the same question again would only be refused again.
+    $("retry-button").hidden = !state.lastAsk || FINAL_CODES.has(e.code);
     show("problem");
     if (!$("page-frame").getAttribute("src")) show("ask-section");
   },
@@ -329,5 +332,10 @@ $("retry-button").addEventListener("click", () => {
   if (last) ask(last.question, last.lang, last.thread, last.topic);
 });
 showSuggestions();
+// Reloaded while a page of this thread was being written: watch it again from its first event.
+if (app.dataset.generation) {
+  startLive(app.dataset.watchingQuestion || "");
+  state.generation = app.dataset.generation;
+}
 socket.watching = () => state.generation;
 socket.open();

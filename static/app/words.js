@@ -1,6 +1,9 @@
 // The learner page's own words, in English and Chinese. What the page says about a question (its
 // status, the topic, a refusal, the check) is in that question's language.
 
+// A figure as a person reads it: 2.1179 s is 2.1 s, 541.56 tokens/s is 542.
+const round = (x, digits) => Number(Number(x).toFixed(digits));
+
 const WORDS = {
   en: {
     sending: "Sending your question…",
@@ -17,7 +20,7 @@ const WORDS = {
     madeFromLibrary: "from the library",
     pageHidden: "Your teacher hid this page.",
     made: (tokens, seconds, rate) =>
-      `${tokens} tokens${seconds ? ` in ${seconds} s` : ""}${rate ? ` at ${rate} tokens/s` : ""}`,
+      `${tokens} tokens${seconds ? ` in ${round(seconds, 1)} s` : ""}${rate ? ` at ${round(rate, 0)} tokens/s` : ""}`,
     checking: (version, made) => `v${version}: ${made} · checking…`,
     checked: "✓ Page checked in a browser",
     checkFailed: (what) => `⚠ Page check: ${what}`,
@@ -41,7 +44,7 @@ const WORDS = {
     madeFromLibrary: "来自资料库",
     pageHidden: "老师隐藏了这个页面。",
     made: (tokens, seconds, rate) =>
-      `${tokens} 个 token${seconds ? `，用时 ${seconds} 秒` : ""}${rate ? `，每秒 ${rate} 个` : ""}`,
+      `${tokens} 个 token${seconds ? `，用时 ${round(seconds, 1)} 秒` : ""}${rate ? `，每秒 ${round(rate, 0)} 个` : ""}`,
     checking: (version, made) => `第 ${version} 版：${made} · 正在检查……`,
     checked: "✓ 页面已在浏览器中检查通过",
     checkFailed: (what) => `⚠ 页面检查：${what}`,

@@ -43,6 +43,7 @@ async def ask_and_expect_error(ws, payload, code: str) -> dict:
     ("payload", "code"),
     [
         ("this is not json", "bad_json"),
+        ('{"type": "ask", "question": "x", "z": ' + "[" * 5000 + "]" * 5000 + "}", "bad_json"),  # nested too deep
         ("[1, 2, 3]", "bad_message"),
         ({"question": "no type"}, "bad_message"),
         ({"type": "dance"}, "unknown_type"),

@@ -48,3 +48,21 @@ def test_a_dropped_connection_mid_page_reconnects_and_the_page_arrives_whole(bro
     assert len(committed) > written_before  # the rest of the page came over the new socket
     assert committed == page_for(PageRequest(question=QUESTION, topic="sky-blue"))
     assert page.locator("#problem").is_hidden()
+
+
+def test_reloading_mid_page_resumes_the_live_view_and_the_page_arrives_whole(browser, patient_server_url):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{patient_server_url}/")
+    page.fill("#question", QUESTION)
+    page.click("#ask-button")
+    expect(page.locator("#committed")).to_contain_text("<!doctype html>", timeout=TIMEOUT_MS)
+
+    page.reload()  # the thread's own address now: /t/<thread>/, with the page half written
+
+    assert re.search(r"/t/[0-9a-f-]+/$", page.url)
+    expect(page.locator("#live")).to_be_visible()
+    expect(page.locator("#live-question")).to_have_text(QUESTION)
+    expect(page.locator("#page-frame")).to_have_attribute("src", PAGE_SRC, timeout=TIMEOUT_MS)
+    expect(page.frame_locator("#page-frame").locator("h1")).to_have_text("Why is the sky blue?", timeout=TIMEOUT_MS)
+    assert page.locator("#committed").text_content() == page_for(PageRequest(question=QUESTION, topic="sky-blue"))
+    assert page.locator("#problem").is_hidden()
