@@ -25,6 +25,15 @@ def test_backend(monkeypatch, tmp_path):
     monkeypatch.setenv("MODEL_PATH", str(tmp_path))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def library_built():
+    """The library index is built once per process (several seconds on a busy machine): build it before
+    the first ask, so a test's few-second wait for `queued` measures the socket, not the index."""
+    from explainer.selectors.library import library_index
+
+    library_index()
+
+
 @database_sync_to_async
 def counts() -> tuple[int, int, int]:
     return Thread.objects.count(), Generation.objects.count(), PageVersion.objects.count()
