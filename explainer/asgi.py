@@ -10,11 +10,11 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from explainer.pages.static import CorsStaticFilesASGIHandler  # noqa: E402
 from explainer.routing import websocket_urlpatterns  # noqa: E402
 from explainer.selectors.library import library_index  # noqa: E402
+from explainer.socket_origin import SameOriginValidator  # noqa: E402
 
 # Build the library index (BM25 and the sentence embeddings of every page, a few seconds) while the
 # server starts, so that the first learner's question does not wait for it.
@@ -25,6 +25,6 @@ application = ProtocolTypeRouter(
         # static/ with the CORS header sandboxed pages need for their module imports; run Daphne's
         # runserver with --nostatic, or its own static handler answers first, without that header.
         "http": CorsStaticFilesASGIHandler(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -112,11 +112,16 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         generation = await self._own_generation(message)
         if generation is None:
             return
-        if not await self.redis.exists(events.key(str(generation.pk), "events")):
+        last = await self.redis.xrevrange(events.key(str(generation.pk), "events"), count=1)
+        if not last:
             return await self.send_error(
                 "expired", "This answer's live view has expired; open the thread to see its pages.",
                 generation=str(generation.pk),
             )
+        entry_id = last[0][0].decode() if isinstance(last[0][0], bytes) else last[0][0]
+        newest = int(entry_id.split("-")[0])
+        if after > newest:  # an id this stream never gave: reading on from it would wait for ever
+            raise FieldError("bad_field", f'"after" is past this generation\'s last event ({newest}).')
         old = self.watchers.pop(str(generation.pk), None)
         if old is not None:
             old.cancel()

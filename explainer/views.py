@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from django.http import Http404
+from django.http import Http404, HttpResponsePermanentRedirect, HttpResponseRedirect
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.templatetags.static import static
+from django.urls import reverse
+from django.views.decorators.http import require_safe
 
+from explainer.pages.links import download_link, page_link
+from explainer.selectors.backend import backend_writable
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
 from explainer.selectors.generation import (
-    page_url,
+    page_for_session,
     thread_for_session,
     thread_pages,
     thread_unfinished_generation,
@@ -29,17 +33,19 @@ def _learner_context(request, thread=None) -> dict:
     session_key = _session_key(request)
     pages = list(thread_pages(thread=thread)) if thread else []
     watching = thread_unfinished_generation(thread=thread) if thread else None
+    writable = backend_writable()  # None for an open-domain backend: it writes every page
     return {
         "learner": learner,
         "topics": topic_suggestions_for(learner=learner),
         # Starter questions for a learner outside a class (a class's own topics replace them): questions the
         # library answers, per UI language; the page shows the set of the language chosen.
-        "suggestions": {lang: library_examples(lang=lang) for lang in ("en", "zh")},
+        "suggestions": {lang: library_examples(lang=lang, writable=writable) for lang in ("en", "zh")},
         "thread": thread,
         # A page still being written when this one was (re)loaded: the live view resumes it.
         "watching": watching,
         "versions": [
-            {"page": p.pk, "version": p.version, "question": p.generation.question, "url": page_url(p),
+            {"page": p.pk, "version": p.version, "question": p.generation.question,
+             "url": reverse("page_open", args=[p.pk]),
              "check": p.check_status or ""}
             for p in pages
         ],
@@ -47,14 +53,32 @@ def _learner_context(request, thread=None) -> dict:
     }
 
 
-@require_GET
+@require_safe
 def home(request):
     return render(request, "learner/explain.html", _learner_context(request))
 
 
-@require_GET
+@require_safe
 def thread_detail(request, thread_id):
     thread = thread_for_session(thread_id=thread_id, session_key=_session_key(request))
     if thread is None:
         raise Http404("No such thread in this browser.")
     return render(request, "learner/explain.html", _learner_context(request, thread))
+
+
+@require_safe
+def page_open(request, page_id):
+    """A page of this browser's threads, by a link that does not expire: it sends the browser on to a
+    freshly signed page link (`?download=1`: the page as one file), so a tab left open for hours still
+    opens its pages."""
+    page = page_for_session(page_id=page_id, session_key=_session_key(request))
+    if page is None:
+        raise Http404("No such page in this browser.")
+    link = download_link(page.pk) if request.GET.get("download") else page_link(page.pk)
+    return HttpResponseRedirect(link)
+
+
+@require_safe
+def favicon(request):
+    """The app's icon, for browsers that ask /favicon.ico (pages that name no icon: the teacher panel, the admin)."""
+    return HttpResponsePermanentRedirect(static("app/favicon.svg"))

@@ -33,5 +33,10 @@ def page_link(page_id: int) -> str:
     return f"{settings.PAGE_ORIGIN}{reverse('page_view', args=[page_id])}?k={page_token(page_id)}"
 
 
+def download_link(page_id: int) -> str:
+    """The signed link to the page as one self-contained file."""
+    return f"{settings.PAGE_ORIGIN}{reverse('page_download', args=[page_id])}?k={page_token(page_id)}"
+
+
 def thumbnail_link(page_id: int) -> str:
     return f"{reverse('page_thumbnail', args=[page_id])}?k={page_token(page_id)}"

@@ -7,11 +7,11 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.views.decorators.clickjacking import xframe_options_exempt
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from explainer.selectors.pages import latest_thumbnail, page_for_viewer
 
-from .export import download_response
+from .export import ExportError, download_response
 from .policy import origin_of, page_headers
 
 
@@ -30,7 +30,7 @@ def _viewable(request, page_id: int):
     return page
 
 
-@require_GET
+@require_safe
 @xframe_options_exempt  # framing is governed by the policy's frame-ancestors instead
 def page_view(request, page_id: int):
     """The page's HTML under `sandbox allow-scripts` and a policy that lets it reach nothing but static/."""
@@ -50,7 +50,7 @@ def page_view(request, page_id: int):
     return response
 
 
-@require_GET
+@require_safe
 def page_thumbnail(request, page_id: int):
     """The latest render-check thumbnail of a page the viewer may see, as PNG."""
     page = _viewable(request, page_id)
@@ -64,8 +64,14 @@ def page_thumbnail(request, page_id: int):
     return response
 
 
-@require_GET
+@require_safe
 def page_download(request, page_id: int):
     """The page as one self-contained HTML file (three.js and the kit inlined) that works offline."""
     page = _viewable(request, page_id)
-    return download_response(page.html, f"explainer-page-{page.pk}.html")
+    try:
+        return download_response(page.html, f"explainer-page-{page.pk}.html")
+    except ExportError as exc:  # a page not written against the kit (a broken one): say so rather than fail
+        response = HttpResponse(f"This page cannot be saved as one file: {exc}. It can still be viewed in "
+                                "Explainer.\n", status=422, content_type="text/plain; charset=utf-8")
+        response["X-Content-Type-Options"] = "nosniff"
+        return response

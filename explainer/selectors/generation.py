@@ -27,6 +27,11 @@ def thread_for_session(*, thread_id, session_key: str) -> Thread | None:
     return Thread.objects.filter(pk=thread_id, session_key=session_key).select_related("topic").first()
 
 
+def page_for_session(*, page_id: int, session_key: str) -> PageVersion | None:
+    """A visible page of a thread this browser session owns."""
+    return PageVersion.objects.filter(pk=page_id, thread__session_key=session_key, hidden=False).first()
+
+
 def generation_for_session(*, generation_id, session_key: str) -> Generation | None:
     """The generation if this browser session owns its thread."""
     return Generation.objects.filter(pk=generation_id, thread__session_key=session_key).first()

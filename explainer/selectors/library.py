@@ -91,9 +91,13 @@ def thread_route(*, slug: str, lang: str, classroom=None) -> Route | None:
     return route_to_page(library_index(classroom=classroom), slug, lang)
 
 
-def library_examples(*, lang: str, count: int = 4) -> list[str]:
+def library_examples(*, lang: str, count: int = 4, writable: frozenset[str] | None = None) -> list[str]:
     """Questions the library answers with a page in `lang`: the first question of `count` pages spread
-    over the library (all pages when none is in `lang`)."""
+    over the library (all pages when none is in `lang`). With `writable` (the pages a library-only
+    backend can write) those pages are chosen, so that an example shows a page being written, not a
+    stored one; the others only when none of them is in `lang`."""
     pages = [p for p in library_pages() if p.lang == lang] or list(library_pages())
+    if writable is not None:
+        pages = [p for p in pages if p.slug in writable] or pages
     chosen = pages[:: max(1, len(pages) // count)][:count]
     return [(p.questions_zh if lang == "zh" else p.questions_en)[0] for p in chosen]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 
 from django.conf import settings
 from django.db import transaction
@@ -19,6 +18,7 @@ from explainer.library.text import (
     question_language,
 )
 from explainer.models import Generation, Learner, PageVersion, Thread
+from explainer.selectors.backend import backend_features, backend_writable
 from explainer.selectors.exemplars import exemplar_html
 from explainer.selectors.generation import (
     generation_queue_position,
@@ -34,8 +34,7 @@ from explainer.services.repairs import backend_revises_pages
 from explainer.services.streams import event_append, redis_client
 from explainer.services.topic_requests import topic_request_record
 from model_worker import events, lifecycle
-from model_worker.backends.base import LANGS, LIBRARY_ONLY, BackendCapabilities, PageOutcome, PageRequest
-from model_worker.config import backend_capabilities, engine_settings, writable_topics
+from model_worker.backends.base import LANGS, PageOutcome, PageRequest
 from model_worker.queues import GPU_QUEUE, PAGE_PRIORITY
 
 log = logging.getLogger(__name__)
@@ -91,27 +90,6 @@ def question_clean(question: str) -> str:
     return question
 
 
-def _engine():
-    """The GPU workers' engine settings, with the backend the web tier is configured for."""
-    return replace(engine_settings(), backend=settings.MODEL_BACKEND)
-
-
-def _capabilities() -> BackendCapabilities:
-    try:
-        return backend_capabilities(_engine())
-    except Exception:  # a bad MODEL_BACKEND: the worker reports it; meanwhile promise nothing
-        log.exception("the page backend's capabilities could not be read")
-        return LIBRARY_ONLY
-
-
-def _writable() -> frozenset[str] | None:
-    try:
-        return writable_topics(_engine())
-    except Exception:  # as in _capabilities: a bad MODEL_BACKEND must not stop the learner's question
-        log.exception("the page backend's writable topics could not be read")
-        return None
-
-
 def _answer_plan(*, question: str, lang: str, thread: Thread | None, picked: str | None,
                  exemplar: str | None, classroom=None) -> AnswerPlan:
     """What the backend is asked for: the thread's topic for a follow-up, else the router's choice over
@@ -125,8 +103,8 @@ def _answer_plan(*, question: str, lang: str, thread: Thread | None, picked: str
             raise GenerationRejected("bad_field", f"The library has no topic {picked!r}.")
     if route is None:
         route = question_route(question=question, lang=lang, classroom=classroom)
-    open_domain = _capabilities().open_domain
-    return answer_plan(route, open_domain=open_domain, writable=None if open_domain else _writable())
+    open_domain = backend_features().open_domain
+    return answer_plan(route, open_domain=open_domain, writable=None if open_domain else backend_writable())
 
 
 def thread_answer_plan(*, question: str, lang: str, thread: Thread, classroom=None) -> AnswerPlan:
@@ -145,6 +123,8 @@ def generation_create(
     `topic`: the slug of a library page the learner picked (a nearest topic they clicked).
     `client` (the asking browser's lasting id and address) is what the rate limits count by.
     """
+    if lang is not None and lang not in LANGS:
+        raise GenerationRejected("bad_field", f"Unknown language {lang!r}: use one of {', '.join(LANGS)}.")
     question = question_clean(question)
     lang = asked_language(question, lang)  # a client that does not say gets the question's own language
     if lang not in LANGS:
@@ -155,7 +135,8 @@ def generation_create(
         if thread is None:
             raise GenerationRejected("unknown_thread", "That thread does not exist or is not yours.")
     try:
-        rate_limits.question_count(client=client or rate_limits.Client(session_key=session_key), learner=learner)
+        counted = rate_limits.question_count(client=client or rate_limits.Client(session_key=session_key),
+                                             learner=learner)
     except rate_limits.RateLimited as exc:
         raise GenerationRejected(exc.code, exc.message) from None
     except rate_limits.LimitsUnavailable:
@@ -171,12 +152,15 @@ def generation_create(
     plan = _answer_plan(question=question, lang=lang, thread=thread, picked=topic if kind == "ask" else None,
                         exemplar=pinned, classroom=classroom)
     stored = library_page_html(slug=plan.topic, classroom=classroom) if plan.from_library else None
-    if stored is not None and kind == Generation.Kind.FOLLOW_UP:
-        # The thread keeps its topic, so the answer would be the page the learner is already reading.
+    if stored is not None and kind == Generation.Kind.FOLLOW_UP and _reading(thread, stored):
+        # The thread keeps its topic, so the answer would be the page the learner is already reading. (In
+        # the other language the stored page is a new version: the same lesson in the asked language.)
+        rate_limits.question_refund(counted)
         raise GenerationRejected("cannot_revise", CANNOT_REVISE.get(lang, CANNOT_REVISE["en"]))
     if plan.refuse and featured is None:
         topic_request_record(classroom=classroom, learner=learner, question=question, lang=lang,
                              nearest=[n["slug"] for n in plan.event["nearest"]], score=plan.event["score"] or 0.0)
+        rate_limits.question_refund(counted)  # nothing was written: a class's daily allowance keeps it
         raise GenerationRejected("unknown_topic", UNKNOWN_TOPIC.get(lang, UNKNOWN_TOPIC["en"]), topic=plan.event,
                                  nearest=plan.event["nearest"])
     with transaction.atomic():
@@ -210,6 +194,12 @@ def generation_create(
         )
         transaction.on_commit(lambda: generation_enqueue(generation, request, topic_event=plan.event))
     return generation
+
+
+def _reading(thread: Thread, html: str) -> bool:
+    """Whether the thread's current page is this stored page."""
+    current = thread_current_page(thread=thread)
+    return current is not None and current.html == html
 
 
 def _topic_event(generation: Generation, event: dict) -> None:

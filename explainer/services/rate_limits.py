@@ -3,7 +3,8 @@
 Anonymous learners: per browser session and per IP address, per hour. Learners in a class: the class's
 daily limit (or `LEARNER_DAILY_QUESTIONS` when the class sets none), counted per browser (`client_id`,
 kept in the session across leaving and re-joining), not per membership row, so a new name does not
-start a new count. Each question is counted before anything else is done with it.
+start a new count. Each question is counted before anything else is done with it; one the library
+refuses gives its question of the class's allowance back (`question_refund`).
 """
 
 from __future__ import annotations
@@ -55,16 +56,35 @@ def session_client_id(session) -> str:
     return session[SESSION_CLIENT_ID]
 
 
-def question_count(*, client: Client, learner: Learner | None) -> None:
+@dataclass(frozen=True)
+class Counted:
+    """What `question_count` counted: the class allowance's counter, which a refused question gives back."""
+
+    allowance_key: str | None = None
+
+
+def question_count(*, client: Client, learner: Learner | None) -> Counted:
     """Count one question against every limit that applies; `RateLimited` when one is used up."""
     try:
         if learner is None:
             _anonymous(client)
-        else:
-            _in_class(client, learner)
+            return Counted()
+        return Counted(_in_class(client, learner))
     except redis.RedisError as exc:
         log.warning("rate limits: Redis did not answer: %s", exc)
         raise LimitsUnavailable(str(exc)) from exc
+
+
+def question_refund(counted: Counted) -> None:
+    """Give a class's daily allowance back a question that got no page (the library has no such topic, or
+    the thread's page cannot change): the allowance is for answers. The hourly limits on anonymous
+    askers stay counted, since they guard the server, not a budget."""
+    if counted.allowance_key is None:
+        return
+    try:
+        redis_client().decr(counted.allowance_key)
+    except redis.RedisError as exc:  # the learner loses one question of today's allowance; nothing else
+        log.warning("rate limits: could not give back a refused question: %s", exc)
 
 
 def _anonymous(client: Client) -> None:
@@ -78,14 +98,17 @@ def _anonymous(client: Client) -> None:
         raise RateLimited("rate_limited", message)
 
 
-def _in_class(client: Client, learner: Learner) -> None:
+def _in_class(client: Client, learner: Learner) -> str | None:
+    """The key of the counter it added one to (None: the class has no daily limit)."""
     limit = learner.classroom.daily_question_limit or settings.LEARNER_DAILY_QUESTIONS
     if not limit:
-        return
+        return None
     who = client.client_id or f"learner-{learner.pk}"
     day = timezone.localdate().isoformat()
-    if _hit(f"class:{learner.classroom_id}:{day}:{who}", DAY_S + HOUR_S) > limit:
+    key = f"class:{learner.classroom_id}:{day}:{who}"
+    if _hit(key, DAY_S + HOUR_S) > limit:
         raise RateLimited("limit", "You have asked all the questions you can today. Come back tomorrow!")
+    return f"{KEY_PREFIX}:{key}"
 
 
 def _hit(key: str, ttl_s: int) -> int:

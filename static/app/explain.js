@@ -176,8 +176,8 @@ const handlers = {
       show("problem");
       return;
     }
-    showPage(e.page_url, $("live-question").textContent, e.page);
-    addVersion(e.page, e.version, $("live-question").textContent, e.page_url);
+    showPage(pageLink(e.page), $("live-question").textContent, e.page);
+    addVersion(e.page, e.version, $("live-question").textContent);
     $("qa").hidden = false;
     $("qa").className = "qa pending";
     // A page served from the library was not written now: it has no token count to show.
@@ -215,6 +215,12 @@ const handlers = {
       $("page-question").textContent = say().pageHidden;
     }
   },
+  page_shown(e) {
+    // A teacher showed a hidden page of this thread again: it rejoins the versions.
+    if (e.thread !== state.thread || document.querySelector(`.version[data-page="${e.page}"]`)) return;
+    addVersion(e.page, e.version, say().pageShown);
+    if (!$("page-frame").getAttribute("src")) showPage(pageLink(e.page), say().pageShown, e.page);
+  },
 };
 
 function handle(event) {
@@ -241,10 +247,14 @@ function showNearest(nearest) {
   $("nearest").hidden = chips.length === 0;
 }
 
-// The page's signed link, one path further: the page as one file that works without a network.
+// A page's link on this server, which sends the browser on to a freshly signed page link: signed links
+// expire, and a tab may stay open for hours.
+const pageLink = (page) => `/pages/${page}/open/`;
+
+// The same link asking for the page as one file that works without a network.
 function offerDownload(url) {
   const download = new URL(url, location.href);
-  download.pathname = download.pathname.replace(/\/?$/, "/download/");
+  download.searchParams.set("download", "1");
   $("page-download").href = download.href;
   $("page-download").hidden = false;
 }
@@ -271,15 +281,17 @@ function flagVersion(button) {
   }
 }
 
-function addVersion(page, version, question, url) {
+// A version's entry, in version order (a page a teacher shows again may be older than the others).
+function addVersion(page, version, question) {
   const li = document.createElement("li");
   const button = document.createElement("button");
   button.type = "button";
   button.className = "version";
-  Object.assign(button.dataset, { page, url, question });
+  Object.assign(button.dataset, { page, version, url: pageLink(page), question });
   button.textContent = `v${version} · ${question}`;
   li.append(button);
-  $("versions").append(li);
+  const later = [...$("versions").querySelectorAll(".version")].find((b) => Number(b.dataset.version) > version);
+  $("versions").insertBefore(li, later?.closest("li") ?? null);
 }
 
 function scrollDraft() {

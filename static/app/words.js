@@ -19,6 +19,7 @@ const WORDS = {
     inBrowser: "in a browser",
     madeFromLibrary: "from the library",
     pageHidden: "Your teacher hid this page.",
+    pageShown: "shown again by your teacher",
     made: (tokens, seconds, rate) =>
       `${tokens} tokens${seconds ? ` in ${round(seconds, 1)} s` : ""}${rate ? ` at ${round(rate, 0)} tokens/s` : ""}`,
     checking: (version, made) => `v${version}: ${made} · checking…`,
@@ -43,6 +44,7 @@ const WORDS = {
     inBrowser: "浏览器检查",
     madeFromLibrary: "来自资料库",
     pageHidden: "老师隐藏了这个页面。",
+    pageShown: "老师重新显示了这一页",
     made: (tokens, seconds, rate) =>
       `${tokens} 个 token${seconds ? `，用时 ${round(seconds, 1)} 秒` : ""}${rate ? `，每秒 ${round(rate, 0)} 个` : ""}`,
     checking: (version, made) => `第 ${version} 版：${made} · 正在检查……`,

@@ -59,6 +59,7 @@ async def ask_and_expect_error(ws, payload, code: str) -> dict:
         ({"type": "ask"}, "missing_field"),
         ({"type": "ask", "question": 42}, "bad_field"),
         ({"type": "ask", "question": "Why?", "lang": "fr"}, "bad_field"),
+        ({"type": "ask", "question": "Why?", "lang": ""}, "bad_field"),
         ({"type": "ask", "question": "Why?", "thread": "not-an-id"}, "bad_field"),
         ({"type": "ask", "question": "   "}, "empty_question"),
         ({"type": "ask", "question": "x" * 50_000}, "question_too_long"),
@@ -114,6 +115,22 @@ async def test_another_browser_cannot_cancel_follow_up_or_resume_my_generation(c
         stranger, {"type": "ask", "question": "And sound?", "thread": queued["thread"]}, "unknown_thread"
     )
     assert redis_db.get(events.key(queued["generation"], "cancel")) is None
+
+
+async def test_resuming_past_the_last_event_is_refused_and_resuming_from_it_waits_for_the_next(connect, redis_db):
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "What is light?"})
+    queued = await ws.receive_json_from(timeout=5)
+    assert (await ws.receive_json_from(timeout=5))["id"] == 2  # its topic
+    gid = queued["generation"]
+    for after in (3, 10**30):  # an id this stream never gave, however large
+        event = await ask_and_expect_error(ws, {"type": "resume", "generation": gid, "after": after}, "bad_field")
+        assert "last event (2)" in event["message"]
+    other = await connect()
+    await other.send_json_to({"type": "resume", "generation": gid, "after": 2})
+    events.append(redis_db, gid, "retry", message="again")
+    event = await other.receive_json_from(timeout=5)
+    assert (event["type"], event["id"]) == ("retry", 3)
 
 
 async def test_cancel_raises_the_flag_the_worker_checks_each_block(connect, redis_db):

@@ -36,10 +36,14 @@ def test_a_learner_asks_watches_the_drafts_sees_the_page_and_follows_up(browser,
     page_frame = page.frame_locator("#page-frame")
     expect(page_frame.locator("h1")).to_have_text("Why is the sky blue?", timeout=TIMEOUT_MS)
     expect(page.locator("#versions li")).to_have_count(1)
-    # The page can be saved as one file that works offline: the same signed link, one path further.
+    # The page can be saved as one file that works offline, by the same lasting link.
     download = page.locator("#page-download")
     expect(download).to_be_visible()
-    assert re.search(r"/pages/\d+/download/\?k=", download.get_attribute("href"))
+    assert re.search(r"/pages/\d+/open/\?download=1$", download.get_attribute("href"))
+    saved = page.request.get(download.get_attribute("href"))  # with this browser's session
+    # ... which leads to the page's freshly signed download (the test model's page is not written against
+    # the kit, so that answers that it cannot be made one file).
+    assert re.search(r"/pages/\d+/download/\?k=", saved.url) and saved.status in (200, 422)
     assert "/t/" in page.url  # the thread has its own address to come back to
 
     # Nothing spills sideways at phone width.
@@ -85,7 +89,8 @@ def test_an_empty_question_is_refused_in_the_page(browser, live_server_url):
 def page_src_pattern():
     import re
 
-    return re.compile(r"/pages/\d+/\?k=[^&]+$")
+    # The app's lasting link to the page, which sends the frame on to a freshly signed one.
+    return re.compile(r"/pages/\d+/open/$")
 
 
 def test_an_unknown_topic_offers_the_nearest_topics_and_a_click_asks_one(browser, live_server_url):

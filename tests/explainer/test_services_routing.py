@@ -27,6 +27,11 @@ def ask(django_capture_on_commit_callbacks, **kwargs) -> Generation:
         return generation_create(session_key="s1", **kwargs)
 
 
+def finish(django_capture_on_commit_callbacks, generation, **outcome):
+    with django_capture_on_commit_callbacks(execute=True):
+        return generation_finish(generation_id=generation.pk, outcome=PageOutcome(**outcome))
+
+
 def stream(redis_db, generation: Generation) -> list[dict]:
     return events.decode(events.since(redis_db, str(generation.pk)))
 
@@ -184,3 +189,63 @@ def test_a_question_in_another_language_is_refused_saying_which(redis_db, questi
 def test_zero_width_characters_do_not_reach_the_model(redis_db, django_capture_on_commit_callbacks):
     generation = ask(django_capture_on_commit_callbacks, question="Why is the\u200b sky\u200d blue?")
     assert generation.question == "Why is the sky blue?"
+
+
+def test_a_follow_up_in_the_other_language_gets_the_library_lesson_in_that_language(
+    redis_db, django_capture_on_commit_callbacks, settings
+):
+    settings.MODEL_BACKEND = "clover"  # it writes the English tides page, not the Chinese one
+    first = ask(django_capture_on_commit_callbacks, question="How do tides work?", lang="en")
+    assert gpu_requests(redis_db)[0][1]["topic"] == "tides"
+    finish(django_capture_on_commit_callbacks, first, status="done", html="<html>tides, in English</html>", stats={})
+
+    in_chinese = ask(django_capture_on_commit_callbacks, question="能用中文讲一下潮汐吗？", thread_id=first.thread_id)
+    in_chinese.refresh_from_db()
+    assert in_chinese.status == Generation.Status.DONE
+    assert in_chinese.stats == {"source": "library", "library_page": "zh-tides"}
+    assert [p.html for p in first.thread.pages.order_by("version")] == ["<html>tides, in English</html>",
+                                                                          exemplar_html("zh-tides")]
+    # Asking again in Chinese would show the page the learner now reads: that is said, and nothing is added.
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="再讲一遍潮汐吧", session_key="s1", thread_id=first.thread_id)
+    assert refused.value.code == "cannot_revise"
+    assert first.thread.pages.count() == 2
+
+
+def test_a_refused_question_does_not_use_up_the_class_daily_allowance(redis_db, django_capture_on_commit_callbacks):
+    teacher = get_user_model().objects.create_user("t", password="pw-123456789")
+    classroom = Classroom.objects.create(name="7B", teacher=teacher, daily_question_limit=2)
+    learner = Learner.objects.create(classroom=classroom, display_name="Mia")
+    for _ in range(3):
+        with pytest.raises(GenerationRejected) as refused:
+            generation_create(question=UNKNOWN, session_key="s1", learner=learner)
+        assert refused.value.code == "unknown_topic"
+    ask(django_capture_on_commit_callbacks, question="Why is the sky blue?", learner=learner)
+    ask(django_capture_on_commit_callbacks, question="How do tides work?", learner=learner)
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="What is inside an atom?", session_key="s1", learner=learner)
+    assert refused.value.code == "limit"  # the two answered questions are what the allowance counts
+
+
+@pytest.mark.parametrize("lang", ["", "fr", "EN"])
+def test_a_language_other_than_en_or_zh_is_refused_as_a_bad_field(redis_db, lang):
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="Why is the sky blue?", session_key="s1", lang=lang)
+    assert refused.value.code == "bad_field" and "en, zh" in refused.value.message
+    assert not Generation.objects.exists()
+
+
+def test_the_home_page_examples_are_pages_the_model_writes(settings):
+    from explainer.library.text import question_language
+    from explainer.selectors.backend import backend_writable
+    from explainer.selectors.library import library_examples, library_pages
+
+    settings.MODEL_BACKEND = "clover"
+    writable = backend_writable()
+    assert writable and len(writable) < len(library_pages())
+    by_question = {q: p.slug for p in library_pages() for q in (*p.questions_en, *p.questions_zh)}
+    for lang in ("en", "zh"):
+        examples = library_examples(lang=lang, writable=writable)
+        assert len(examples) == 4
+        assert all(by_question[q] in writable for q in examples)
+        assert all(question_language(q)[0] == lang for q in examples)
