@@ -24,7 +24,8 @@ const state = {
 
 const socket = new Socket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/explain/`, {
   onEvent: handle,
-  onStatus: (text) => { if (!state.generation) return; $("status").textContent = text; },
+  // `what`: "reconnecting" | "recovering", said in the question's language.
+  onStatus: (what) => { if (!state.generation) return; $("status").textContent = say()[what]; },
 });
 
 function langOf(question) {
@@ -86,7 +87,8 @@ const handlers = {
     history.replaceState(null, "", `/t/${e.thread}/`);
     // Sent again as the queue moves (and when a question is sent to the model again after an outage).
     const waiting = e.position > 0 ? say().waiting(e.position) : say().starting;
-    $("status").textContent = e.message ? `${e.message} ${waiting}` : waiting;
+    const again = e.message ? say().problems.requeued ?? e.message : "";
+    $("status").textContent = again ? `${again} ${waiting}` : waiting;
   },
   retry(e) {
     // The worker writing this page stopped; another writes it again from the start.
@@ -95,7 +97,7 @@ const handlers = {
     $("committed").textContent = "";
     $("current").replaceChildren();
     $("progress-bar").style.width = "0";
-    $("status").textContent = e.message;
+    $("status").textContent = say().problems.retry ?? e.message;
   },
   topic(e) {
     // What the server understood, before any draft: the library page being written, or none.
@@ -200,7 +202,9 @@ const handlers = {
     state.generation = null;
     state.fixing = null;
     hide("live");
-    const text = e.code === "cancelled" ? say().stopped : e.message;
+    // The server's words are English but for a refusal's; a Chinese question gets its own words for the
+    // problems the page knows (a class's own wording, `blocked` and the like, is shown as written).
+    const text = e.code === "cancelled" ? say().stopped : say().problems[e.code] ?? e.message;
     $("problem-text").textContent = text;
     showNearest(e.code === "unknown_topic" ? e.nearest || [] : []);
     // Asking the same question again would only be refused again.

@@ -29,7 +29,7 @@ export class Socket {
         return;
       }
       if (event.type === "error" && event.code === "unavailable" && event.request === "resume") {
-        this.onStatus("The server is busy recovering; reconnecting…");
+        this.onStatus("recovering");
         setTimeout(() => this.resume(), this.nextDelay());
         return;
       }
@@ -38,7 +38,7 @@ export class Socket {
       this.onEvent(event);
     });
     ws.addEventListener("close", () => {
-      this.onStatus("Connection lost; reconnecting…");
+      this.onStatus("reconnecting");
       setTimeout(() => this.open(), this.nextDelay());
     });
   }

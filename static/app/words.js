@@ -29,6 +29,9 @@ const WORDS = {
     nearest: "Topics the library has that come close:",
     stopping: "Stopping after this block…",
     unchanged: "The model wrote the same page again: it knows this lesson one way and cannot change it yet.",
+    reconnecting: "Connection lost; reconnecting…",
+    recovering: "The server is busy recovering; reconnecting…",
+    problems: {}, // the server's own messages are English
   },
   zh: {
     sending: "正在发送你的问题……",
@@ -54,6 +57,28 @@ const WORDS = {
     nearest: "资料库里有这些相近的主题：",
     stopping: "写完这一块就停止……",
     unchanged: "模型又写出了同一页：这节课它只会这一种写法，暂时还改不了。",
+    reconnecting: "连接断开了，正在重新连接……",
+    recovering: "服务器正在恢复，正在重新连接……",
+    // In place of the server's English message, by error code (docs/protocol.md).
+    problems: {
+      retry: "写这一页的模型进程停下了，正在重新写。",
+      requeued: "写这一页的模型进程停下了，会重新写。",
+      unavailable: "讲解服务暂时无法接收问题，请过一分钟再试。",
+      rate_limited: "这一个小时里你问了很多问题了，休息一下再来吧！",
+      limit: "今天能问的问题已经问完了，明天再来吧！",
+      empty_question: "请先输入一个问题。",
+      question_too_long: "问题太长了，请控制在 500 个字以内。",
+      unknown_thread: "找不到这个对话，或者它不属于这个浏览器。",
+      expired: "这次讲解的实时画面已经过期，打开对话就能看到它的页面。",
+      stream_failed: "实时画面中断了，重新连接后会继续。",
+      generation_failed: "这一页没能写出来。",
+      empty_page: "模型没有写出完整的页面。",
+      timeout: "这一页写得太久，已经停止。",
+      model_unavailable: "模型暂时无法使用，请稍后再试。",
+      bad_reply: "模型的回答不是一个页面。",
+      prompt_too_long: "这个问题和页面加起来太长，模型装不下。",
+      worker_lost: "写这一页的模型进程停下了，没能重新写完。",
+    },
   },
 };
 

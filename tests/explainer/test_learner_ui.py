@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,65 @@ def test_a_topic_only_in_chinese_says_so_plainly(class_with_a_chinese_only_page,
     page.press("#question", "Enter")
     expect(page.locator("#live-topic")).to_contain_text("Explaining: 蜜蜂怎样酿蜜", timeout=TIMEOUT_MS)
     expect(page.locator("#live-topic")).to_contain_text("available in 中文 only")
+
+
+def test_a_chinese_question_s_problem_is_said_in_chinese(browser, live_server_url):
+    page = ask_on_a_phone(browser, live_server_url, "[[fail]] 单摆的周期和什么有关？")
+    expect(page.locator("#problem-text")).to_have_text("这一页没能写出来。", timeout=TIMEOUT_MS)
+    expect(page.locator("#retry-button")).to_be_visible()
+
+
+# Records the socket's events in `window.socketEvents`, so a test knows when the socket is open.
+SOCKET_SPY = """(() => {
+  window.socketEvents = [];
+  const Native = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Native(...args);
+    ws.addEventListener('message', (e) => window.socketEvents.push(JSON.parse(e.data)));
+    return ws;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+})()"""
+
+
+def test_a_page_the_teacher_hides_then_shows_leaves_and_rejoins_the_open_view(browser, live_server_url, monkeypatch):
+    from django.contrib.auth import get_user_model
+
+    from explainer.models import Classroom, Generation, Learner, PageVersion, Thread
+    from explainer.services.review import page_set_hidden
+
+    # Playwright's sync API runs an event loop in this thread; the ORM calls below are still plain sync calls.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    teacher = get_user_model().objects.create_user("t", password="pw-123456789")
+    classroom = Classroom.objects.create(name="7B", teacher=teacher)
+    context = browser.new_context()
+    context.add_init_script(SOCKET_SPY)
+    view = context.new_page()
+    view.goto(live_server_url + "/join/")
+    view.fill("#join [name=join_code]", classroom.join_code)
+    view.fill("#join [name=display_name]", "Mia")
+    view.click("#join button")
+    session_key = next(c["value"] for c in context.cookies() if c["name"] == "sessionid")
+    learner = Learner.objects.get(display_name="Mia")
+    thread = Thread.objects.create(session_key=session_key, learner=learner, classroom=classroom)
+    generation = Generation.objects.create(thread=thread, learner=learner, classroom=classroom,
+                                           question="Why does a compass point north?", status="done")
+    page = PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<h1>Compass</h1>")
+    view.goto(f"{live_server_url}/t/{thread.pk}/")
+    view.wait_for_function("() => window.socketEvents.some(e => e.type === 'hello')")
+    frame = view.frame_locator("#page-frame")
+    expect(frame.locator("h1")).to_have_text("Compass", timeout=TIMEOUT_MS)
+
+    def teacher_sets(hidden: bool):  # from another thread: the broadcast cannot run inside Playwright's loop
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(page_set_hidden, page=page, hidden=hidden).result()
+
+    teacher_sets(hidden=True)
+    expect(view.locator("#versions li")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(view.locator("#page-question")).to_have_text("Your teacher hid this page.")
+
+    teacher_sets(hidden=False)
+    expect(view.locator("#versions li")).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(view.locator("#versions li")).to_contain_text("v1 · shown again by your teacher")
+    expect(frame.locator("h1")).to_have_text("Compass", timeout=TIMEOUT_MS)
