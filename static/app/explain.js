@@ -44,6 +44,13 @@ function uiLang() {
 // The page's words for the question being answered (the interface's language before any question).
 const say = () => words(state.lastAsk?.lang || uiLang());
 
+// The page's chrome in the interface's language.
+function localise() {
+  const lang = uiLang();
+  document.documentElement.lang = lang;
+  for (const el of document.querySelectorAll("[data-say]")) el.textContent = words(lang)[el.dataset.say];
+}
+
 // Example questions come from the library in both languages; show those of the interface's language.
 function showSuggestions() {
   const lang = uiLang();
@@ -332,7 +339,7 @@ $("nearest-topics").addEventListener("click", (ev) => {
   const chip = ev.target.closest(".chip");
   if (chip) ask(chip.dataset.question, state.lastAsk?.lang || uiLang(), null, chip.dataset.topic);
 });
-$("lang").addEventListener("change", showSuggestions);
+$("lang").addEventListener("change", () => { localise(); showSuggestions(); });
 $("versions").addEventListener("click", (ev) => {
   const button = ev.target.closest(".version");
   if (button) showPage(button.dataset.url, button.dataset.question, button.dataset.page, button.dataset.check);
@@ -347,6 +354,7 @@ $("retry-button").addEventListener("click", () => {
   const last = state.lastAsk;
   if (last) ask(last.question, last.lang, last.thread, last.topic);
 });
+localise();
 showSuggestions();
 // Reloaded while a page of this thread was being written: watch it again from its first event.
 if (app.dataset.generation) {

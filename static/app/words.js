@@ -32,6 +32,17 @@ const WORDS = {
     reconnecting: "Connection lost; reconnecting…",
     recovering: "The server is busy recovering; reconnecting…",
     problems: {}, // the server's own messages are English
+    // The page's chrome (`data-say` in templates/learner/explain.html), in the interface's language.
+    language: "Language",
+    auto: "Auto",
+    explain: "Explain it",
+    earlier: "Your earlier questions",
+    stop: "Stop",
+    tryAgain: "Try again",
+    pageWarning: "⚠ This page failed its check in a browser, so parts of it may not work. Ask a follow-up to revise it, or ask again.",
+    revise: "Revise",
+    versions: "Versions",
+    newQuestion: "New question",
   },
   zh: {
     sending: "正在发送你的问题……",
@@ -79,6 +90,16 @@ const WORDS = {
       prompt_too_long: "这个问题和页面加起来太长，模型装不下。",
       worker_lost: "写这一页的模型进程停下了，没能重新写完。",
     },
+    language: "语言",
+    auto: "自动",
+    explain: "讲解",
+    earlier: "你之前问过的问题",
+    stop: "停止",
+    tryAgain: "再试一次",
+    pageWarning: "⚠ 这个页面没有通过浏览器检查，有些部分可能用不了。可以追问让它修改，或者重新提问。",
+    revise: "修改",
+    versions: "版本",
+    newQuestion: "新问题",
   },
 };
 

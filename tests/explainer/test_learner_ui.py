@@ -102,7 +102,11 @@ def test_an_unknown_topic_offers_the_nearest_topics_and_a_click_asks_one(browser
     page.select_option("#lang", "zh")
     expect(page.locator('#suggestions .chip[data-lang="zh"]').first).to_be_visible()
     expect(page.locator('#suggestions .chip[data-lang="en"]').first).to_be_hidden()
+    # ... and so is the page's own chrome.
+    expect(page.locator("#ask-button")).to_have_text("讲解")
+    assert page.evaluate("document.documentElement.lang") == "zh"
     page.select_option("#lang", "en")
+    expect(page.locator("#ask-button")).to_have_text("Explain it")
     page.fill("#question", "How does a refrigerator keep food cold?")
     page.press("#question", "Enter")
     expect(page.locator("#problem-text")).to_contain_text("no page", timeout=TIMEOUT_MS)
