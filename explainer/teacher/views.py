@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from explainer.models import ModerationItem, Topic
+from explainer.models import ModerationItem, RenderCheck, Topic
 from explainer.selectors import classes as class_selectors
 from explainer.selectors import review as review_selectors
 from explainer.selectors.generation import page_url
@@ -161,6 +161,7 @@ def page_detail(request, page_id):
         "classroom": page.thread.classroom,
         "versions": review_selectors.page_versions(page=page),
         "checks": page.checks.all()[:10],
+        "check_failed": review_selectors.page_latest_check_status(page=page) == RenderCheck.Status.FAILED,
         "moderation_items": page.moderation_items.all(),
         # The page server shows a hidden page only to its teacher, who is signed in on this origin only.
         "preview_url": page_url(page) if not (page.hidden and settings.PAGE_ORIGIN) else None,
@@ -192,8 +193,12 @@ def page_action(request, page_id, action):
     page = _page(request, page_id)
     if action not in PAGE_ACTIONS:
         raise Http404("No such action")
-    PAGE_ACTIONS[action](page)
-    messages.success(request, PAGE_ACTION_MESSAGES[action])
+    try:
+        PAGE_ACTIONS[action](page)
+    except ValidationError as exc:
+        messages.error(request, _error_text(exc))
+    else:
+        messages.success(request, PAGE_ACTION_MESSAGES[action])
     return redirect(safe_next(request, reverse("teacher:page", args=[page.pk])))
 
 
