@@ -269,16 +269,25 @@ def _with_titles(rows: list[dict]) -> list[dict]:
     return [{**r, "nearest_titles": [pages[s].title for s in r["nearest"] if s in pages]} for r in rows]
 
 
+def _requested_topics_context(rows: list[dict], classroom) -> dict:
+    rows = _with_titles(rows)
+    return {
+        "rows": [r for r in rows if r["answered_by"] is None],
+        "answered": [r for r in rows if r["answered_by"] is not None],
+        "classroom": classroom,
+    }
+
+
 @login_required
 def requested_topics_all(request):
     """Questions the library had no page for, over every class the teacher has (and, for a superuser,
     those asked outside any class)."""
-    rows = _with_titles(requested_topics(user=request.user))
-    return render(request, "teacher/requested_topics.html", {"rows": rows, "classroom": None})
+    context = _requested_topics_context(requested_topics(user=request.user), None)
+    return render(request, "teacher/requested_topics.html", context)
 
 
 @login_required
 def requested_topics_class(request, classroom_id):
     classroom = _classroom(request, classroom_id)
-    rows = _with_titles(requested_topics(user=request.user, classroom=classroom))
-    return render(request, "teacher/requested_topics.html", {"rows": rows, "classroom": classroom})
+    context = _requested_topics_context(requested_topics(user=request.user, classroom=classroom), classroom)
+    return render(request, "teacher/requested_topics.html", context)
