@@ -23,6 +23,7 @@ from explainer.selectors.usage import METRICS, usage_rows, usage_totals
 from explainer.services import classrooms as class_services
 from explainer.services import review as review_services
 from explainer.services.moderation import moderation_item_decide
+from explainer.teacher.confirm import confirm_page, confirmed
 from explainer.teacher.exports import spreadsheet_cell
 from explainer.teacher.forms import ClassroomCreateForm, ClassroomSettingsForm, TopicForm
 from explainer.teacher.join import safe_next
@@ -103,7 +104,17 @@ def learner_action(request, classroom_id, learner_id):
         raise Http404("No such learner")
     try:
         if request.POST.get("action") == "remove":
+            if not confirmed(request):
+                return confirm_page(
+                    request, classroom=classroom, title=f"Remove {learner.display_name}?",
+                    message=(f"{learner.display_name} leaves {classroom.name}: their browser loses the class and "
+                             "their threads in it. Their pages stay in the gallery. They can join again with "
+                             "the class's code unless you rotate it."),
+                    button=f"Remove {learner.display_name}", fields={"action": "remove"},
+                    cancel_url=reverse("teacher:class", args=[classroom.pk]) + "#roster",
+                )
             class_services.learner_remove(learner=learner)
+            messages.success(request, f"Removed {learner.display_name} from the class.")
         else:
             class_services.learner_rename(learner=learner, display_name=request.POST.get("display_name", ""))
     except ValidationError as exc:
@@ -121,8 +132,17 @@ def topic_save(request, classroom_id, topic_id=None):
         if topic is None:
             raise Http404("No such topic")
     if request.POST.get("action") == "delete" and topic is not None:
+        if not confirmed(request):
+            return confirm_page(
+                request, classroom=classroom, title=f"Delete the topic “{topic.title}”?",
+                message=("Learners no longer see it as a suggestion and, with the topic space on, questions "
+                         "about it are refused. Its pages stay in the gallery."),
+                button="Delete topic", fields={"action": "delete"},
+                cancel_url=reverse("teacher:class", args=[classroom.pk]) + "#topics",
+            )
         class_services.topic_delete(topic=topic)
-        return redirect("teacher:class", classroom_id=classroom.pk)
+        messages.success(request, f"Deleted the topic “{topic.title}”.")
+        return redirect(reverse("teacher:class", args=[classroom.pk]) + "#topics")
     form = TopicForm(request.POST, prefix=f"t{topic.pk}" if topic else "new")
     if not form.is_valid():
         messages.error(request, "A topic needs a title.")
