@@ -22,3 +22,8 @@ def exemplar_html(slug: str) -> str | None:
     """The page's HTML, or None for a slug the corpus does not have."""
     page = _pages().get(slug)
     return page.html if page else None
+
+
+def exemplar_page(slug: str):
+    """The corpus page (its `slug`, `title`, `lang`, `html`), or None for a slug the corpus does not have."""
+    return _pages().get(slug)

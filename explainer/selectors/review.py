@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from explainer.models import Classroom, PageVersion, RenderCheck
 from explainer.selectors.topic_space import normalise
@@ -37,18 +37,27 @@ def page_versions(*, page: PageVersion) -> QuerySet[PageVersion]:
     return PageVersion.objects.filter(thread_id=page.thread_id).select_related("generation").order_by("version")
 
 
+def page_latest_check_status(*, page: PageVersion) -> str | None:
+    """The status of the page's latest render check, None when it was never checked."""
+    return page.checks.order_by("-created_at", "-pk").values_list("status", flat=True).first()
+
+
 def latest_thumbnail(*, page: PageVersion) -> bytes | None:
     check = page.checks.exclude(thumbnail=None).order_by("-created_at", "-pk").first()
     return bytes(check.thumbnail) if check is not None else None
 
 
 def featured_page_for(*, classroom: Classroom | None, question: str) -> PageVersion | None:
-    """A visible featured page of the class whose question matches this one once normalised."""
+    """A visible featured page of the class whose question matches this one once normalised; never one
+    whose latest render check failed (a re-run after it was featured can fail it)."""
     if classroom is None:
         return None
     wanted = normalise(question).rstrip("?？!！.。 ")
+    latest = RenderCheck.objects.filter(page=OuterRef("pk")).order_by("-created_at", "-pk")
     featured = (
         PageVersion.objects.filter(thread__classroom=classroom, featured=True, hidden=False)
+        .annotate(check_status=Subquery(latest.values("status")[:1]))
+        .filter(Q(check_status__isnull=True) | ~Q(check_status=RenderCheck.Status.FAILED))
         .select_related("generation")
         .order_by("-created_at")
     )

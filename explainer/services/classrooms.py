@@ -127,8 +127,13 @@ def learner_rename(*, learner: Learner, display_name: str) -> Learner:
 
 
 def learner_remove(*, learner: Learner) -> None:
-    """Take a learner off the roster; their pages stay in the class's library."""
-    learner.delete()
+    """Take a learner off the roster: their browser loses the class and its threads; the pages stay in
+    the class for the teacher to review."""
+    with transaction.atomic():
+        # A learner's browser reaches a thread (its page, follow-ups, the live view) by the thread's
+        # session key: a blank one belongs to no browser.
+        Thread.objects.filter(learner=learner).update(session_key="")
+        learner.delete()
 
 
 def _clean_seeds(seed_questions) -> list[str]:

@@ -11,6 +11,7 @@ from django.utils.html import strip_tags
 
 from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion
 from explainer.selectors.topic_space import normalise, topic_match
+from explainer.services.topic_requests import question_key
 
 # A question with one of these never reaches the model; a page with one is hidden at once.
 BUILTIN_BLOCK = (
@@ -127,22 +128,52 @@ def question_check(
 
 
 def page_screen(*, page: PageVersion) -> ModerationItem | None:
-    """Screen a finished page's visible text: a blocking term hides it at once, a flag term queues it."""
+    """Screen a finished page's visible text: a blocking term hides it at once, a flag term queues it.
+
+    A page already waiting in the queue or approved for the same term is not queued again: a copy of it
+    (the same HTML in the same class: a featured page, a library page or an exemplar answering another
+    learner) returns that item. An approved one also keeps a blocking term's copy visible.
+    """
     generation = page.generation
-    visible = re.sub(r"<(script|style)\b.*?</\1>", " ", page.html, flags=re.S | re.I)
-    hits = find_terms(generation.question + "\n" + strip_tags(visible), classroom=generation.classroom)
+    visible = strip_tags(re.sub(r"<(script|style)\b.*?</\1>", " ", page.html, flags=re.S | re.I))
+    hits = find_terms(generation.question + "\n" + visible, classroom=generation.classroom)
     if not hits:
         return None
     hit = next((h for h in hits if h.block), hits[0])
+    matched = hit.term[:120]
+    # A term only the question has makes the same page a new item for a different question.
+    question = None if hit in find_terms(visible, classroom=generation.classroom) else generation.question
     with transaction.atomic():
+        if generation.classroom_id is not None:
+            # One screen at a time per class, so two learners served the same page at once queue it once.
+            Classroom.objects.select_for_update().filter(pk=generation.classroom_id).first()
+        earlier = _item_for_same_page(page=page, classroom_id=generation.classroom_id, matched=matched,
+                                      question=question)
+        if earlier is not None and earlier.status == ModerationItem.Status.APPROVED:
+            return earlier  # the teacher already kept this page with this term
         if hit.block and not page.hidden:
             page.hidden = True
             page.save(update_fields=["hidden"])
+        if earlier is not None:
+            return earlier
         return ModerationItem.objects.create(
             classroom=generation.classroom, learner=generation.learner, kind=ModerationItem.Kind.PAGE,
             status=ModerationItem.Status.PENDING, text=generation.question, page=page,
-            matched=hit.term[:120], source=hit.source,
+            matched=matched, source=hit.source,
         )
+
+
+def _item_for_same_page(
+    *, page: PageVersion, classroom_id: int | None, matched: str, question: str | None
+) -> ModerationItem | None:
+    """The approved (else waiting) page item for this term on this page or a copy of it in the class;
+    with `question`, only one asked as the same question."""
+    items = ModerationItem.objects.filter(
+        kind=ModerationItem.Kind.PAGE, matched=matched, classroom_id=classroom_id, page__html=page.html,
+        status__in=[ModerationItem.Status.PENDING, ModerationItem.Status.APPROVED],
+    ).order_by("status", "-created_at")  # "approved" sorts first: the teacher's decision stands
+    wanted = question_key(question) if question is not None else None
+    return next((i for i in items if wanted is None or question_key(i.text) == wanted), None)
 
 
 def moderation_item_decide(*, item: ModerationItem, approve: bool, by) -> ModerationItem:

@@ -6,9 +6,11 @@ import logging
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from explainer.models import ModerationItem, PageVersion
+from explainer.models import ModerationItem, PageVersion, RenderCheck
+from explainer.selectors.review import page_latest_check_status
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +58,20 @@ def page_set_hidden(*, page: PageVersion, hidden: bool) -> PageVersion:
     return page
 
 
+class PageNotFeaturable(ValidationError):
+    """The page failed its latest render check, so it may not answer other learners' questions."""
+
+
 def page_set_featured(*, page: PageVersion, featured: bool) -> PageVersion:
-    """A featured page answers the same question in its class from the library, without generating."""
+    """A featured page answers the same question in its class from the library, without generating.
+
+    Raises PageNotFeaturable when featuring a page whose latest render check failed.
+    """
+    if featured and page_latest_check_status(page=page) == RenderCheck.Status.FAILED:
+        raise PageNotFeaturable(
+            "This page failed its latest render check, so it was not featured: every learner it answered "
+            "would get a broken page. Re-run the check after a fix, or feature a page that passed."
+        )
     page.featured = featured
     page.save(update_fields=["featured"])
     return page

@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import RequestDataTooBig, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from explainer.models import LibraryPage, PageVersion
@@ -21,6 +22,7 @@ from explainer.services.library_pages import (
     library_page_delete,
     library_page_promote,
 )
+from explainer.teacher.confirm import confirm_page, confirmed
 from explainer.teacher.forms import LibraryPageForm
 
 SOURCES = {"html": LibraryPage.Source.PASTE, "file": LibraryPage.Source.UPLOAD}
@@ -101,6 +103,13 @@ def library_delete(request, page_id):
     page = library_page_for_teacher(user=request.user, page_id=page_id)
     if page is None:
         raise Http404("No such library page")
+    if not confirmed(request):
+        return confirm_page(
+            request, classroom=page.classroom, title=f"Remove “{page.title}” from the library?",
+            message=(f"Questions on {page.topic} ({page.lang}) are no longer answered with this page. "
+                     "Download it first to keep a copy."),
+            button="Remove from the library", cancel_url=reverse("teacher:library", args=[page.classroom_id]),
+        )
     library_page_delete(page=page)
     messages.success(request, f"Removed “{page.title}” from the library.")
     return redirect("teacher:library", classroom_id=page.classroom_id)

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from explainer.models import ModerationItem, Topic
+from explainer.models import ModerationItem, RenderCheck, Topic
 from explainer.selectors import classes as class_selectors
 from explainer.selectors import review as review_selectors
 from explainer.selectors.generation import page_url
@@ -23,6 +23,7 @@ from explainer.selectors.usage import METRICS, usage_rows, usage_totals
 from explainer.services import classrooms as class_services
 from explainer.services import review as review_services
 from explainer.services.moderation import moderation_item_decide
+from explainer.teacher.confirm import confirm_page, confirmed
 from explainer.teacher.exports import spreadsheet_cell
 from explainer.teacher.forms import ClassroomCreateForm, ClassroomSettingsForm, TopicForm
 from explainer.teacher.join import safe_next
@@ -103,7 +104,17 @@ def learner_action(request, classroom_id, learner_id):
         raise Http404("No such learner")
     try:
         if request.POST.get("action") == "remove":
+            if not confirmed(request):
+                return confirm_page(
+                    request, classroom=classroom, title=f"Remove {learner.display_name}?",
+                    message=(f"{learner.display_name} leaves {classroom.name}: their browser loses the class and "
+                             "their threads in it. Their pages stay in the gallery. They can join again with "
+                             "the class's code unless you rotate it."),
+                    button=f"Remove {learner.display_name}", fields={"action": "remove"},
+                    cancel_url=reverse("teacher:class", args=[classroom.pk]) + "#roster",
+                )
             class_services.learner_remove(learner=learner)
+            messages.success(request, f"Removed {learner.display_name} from the class.")
         else:
             class_services.learner_rename(learner=learner, display_name=request.POST.get("display_name", ""))
     except ValidationError as exc:
@@ -121,8 +132,17 @@ def topic_save(request, classroom_id, topic_id=None):
         if topic is None:
             raise Http404("No such topic")
     if request.POST.get("action") == "delete" and topic is not None:
+        if not confirmed(request):
+            return confirm_page(
+                request, classroom=classroom, title=f"Delete the topic “{topic.title}”?",
+                message=("Learners no longer see it as a suggestion and, with the topic space on, questions "
+                         "about it are refused. Its pages stay in the gallery."),
+                button="Delete topic", fields={"action": "delete"},
+                cancel_url=reverse("teacher:class", args=[classroom.pk]) + "#topics",
+            )
         class_services.topic_delete(topic=topic)
-        return redirect("teacher:class", classroom_id=classroom.pk)
+        messages.success(request, f"Deleted the topic “{topic.title}”.")
+        return redirect(reverse("teacher:class", args=[classroom.pk]) + "#topics")
     form = TopicForm(request.POST, prefix=f"t{topic.pk}" if topic else "new")
     if not form.is_valid():
         messages.error(request, "A topic needs a title.")
@@ -161,6 +181,7 @@ def page_detail(request, page_id):
         "classroom": page.thread.classroom,
         "versions": review_selectors.page_versions(page=page),
         "checks": page.checks.all()[:10],
+        "check_failed": review_selectors.page_latest_check_status(page=page) == RenderCheck.Status.FAILED,
         "moderation_items": page.moderation_items.all(),
         # The page server shows a hidden page only to its teacher, who is signed in on this origin only.
         "preview_url": page_url(page) if not (page.hidden and settings.PAGE_ORIGIN) else None,
@@ -192,8 +213,12 @@ def page_action(request, page_id, action):
     page = _page(request, page_id)
     if action not in PAGE_ACTIONS:
         raise Http404("No such action")
-    PAGE_ACTIONS[action](page)
-    messages.success(request, PAGE_ACTION_MESSAGES[action])
+    try:
+        PAGE_ACTIONS[action](page)
+    except ValidationError as exc:
+        messages.error(request, _error_text(exc))
+    else:
+        messages.success(request, PAGE_ACTION_MESSAGES[action])
     return redirect(safe_next(request, reverse("teacher:page", args=[page.pk])))
 
 
@@ -264,16 +289,25 @@ def _with_titles(rows: list[dict]) -> list[dict]:
     return [{**r, "nearest_titles": [pages[s].title for s in r["nearest"] if s in pages]} for r in rows]
 
 
+def _requested_topics_context(rows: list[dict], classroom) -> dict:
+    rows = _with_titles(rows)
+    return {
+        "rows": [r for r in rows if r["answered_by"] is None],
+        "answered": [r for r in rows if r["answered_by"] is not None],
+        "classroom": classroom,
+    }
+
+
 @login_required
 def requested_topics_all(request):
     """Questions the library had no page for, over every class the teacher has (and, for a superuser,
     those asked outside any class)."""
-    rows = _with_titles(requested_topics(user=request.user))
-    return render(request, "teacher/requested_topics.html", {"rows": rows, "classroom": None})
+    context = _requested_topics_context(requested_topics(user=request.user), None)
+    return render(request, "teacher/requested_topics.html", context)
 
 
 @login_required
 def requested_topics_class(request, classroom_id):
     classroom = _classroom(request, classroom_id)
-    rows = _with_titles(requested_topics(user=request.user, classroom=classroom))
-    return render(request, "teacher/requested_topics.html", {"rows": rows, "classroom": classroom})
+    context = _requested_topics_context(requested_topics(user=request.user, classroom=classroom), classroom)
+    return render(request, "teacher/requested_topics.html", context)

@@ -55,3 +55,30 @@ def test_a_failed_page_without_a_picture_says_so_and_its_report_reads_as_words(
     detail = client.get(reverse("teacher:page", args=[failed.pk])).content.decode()
     assert "errors: 1 page error" in detail and "SyntaxError: Unexpected token &#x27;;&#x27;" in detail
     assert "{&#x27;url&#x27;" not in detail and "__page__" not in detail
+
+
+def test_a_teacher_cannot_feature_a_page_that_failed_its_check_and_is_told_why(
+    client, teacher, classroom, learner, make_page
+):
+    failed = make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.FAILED)
+    client.force_login(teacher)
+    detail = client.get(reverse("teacher:page", args=[failed.pk])).content.decode()
+    assert 'id="toggle-featured" disabled' in detail and "It cannot be featured" in detail
+    response = client.post(reverse("teacher:page-action", args=[failed.pk, "feature"]), follow=True)
+    assert "failed its latest render check, so it was not featured" in response.content.decode()
+    failed.refresh_from_db()
+    assert not failed.featured
+
+
+def test_a_featured_page_whose_re_run_check_fails_stops_answering_the_question(classroom, learner, make_page):
+    from explainer.selectors.review import featured_page_for
+    from explainer.services.review import page_set_featured
+
+    page = make_page(classroom=classroom, learner=learner, check=RenderCheck.Status.PASSED)
+    unchecked = make_page(classroom=classroom, learner=learner, question="Why do clouds float?")
+    page_set_featured(page=page, featured=True)
+    page_set_featured(page=unchecked, featured=True)
+    assert featured_page_for(classroom=classroom, question="How does a magnet attract iron?") == page
+    assert featured_page_for(classroom=classroom, question="Why do clouds float?") == unchecked
+    RenderCheck.objects.create(page=page, status=RenderCheck.Status.FAILED)
+    assert featured_page_for(classroom=classroom, question="How does a magnet attract iron?") is None

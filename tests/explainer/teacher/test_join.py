@@ -85,3 +85,30 @@ def test_joining_never_redirects_off_the_site(client, classroom):
     response = client.post(reverse("join"), {"join_code": classroom.join_code, "display_name": "Mia",
                                              "next": "https://evil.example.org/"})
     assert response["Location"] == "/"
+
+
+def test_a_removed_learner_can_no_longer_open_or_follow_up_their_threads_in_the_class(
+    client, classroom, make_page, teacher
+):
+    from explainer.services.classrooms import learner_remove
+    from explainer.services.generation import GenerationRejected, generation_create
+
+    join(client, classroom.join_code, "Mia")
+    learner = Learner.objects.get(display_name="Mia")
+    page = make_page(classroom=classroom, learner=learner, question="How does rain form?")
+    page.thread.__class__.objects.filter(pk=page.thread_id).update(session_key=client.session.session_key)
+    thread_url = reverse("thread", args=[page.thread_id])
+    assert client.get(thread_url).status_code == 200
+    assert "How does rain form?" in client.get("/").content.decode()
+
+    learner_remove(learner=learner)
+
+    assert client.get(thread_url).status_code == 404
+    assert "How does rain form?" not in client.get("/").content.decode()
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="Make it snow", session_key=client.session.session_key,
+                          thread_id=page.thread_id)
+    assert refused.value.code == "unknown_thread"
+    assert client.get(reverse("join-suggestions")).json()["classroom"] is None
+    client.force_login(teacher)  # the teacher still reviews the page
+    assert client.get(reverse("teacher:page", args=[page.pk])).status_code == 200

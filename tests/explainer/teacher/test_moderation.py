@@ -179,3 +179,37 @@ def test_a_flagged_question_answered_from_the_library_queues_its_page_and_hiding
     client.post(reverse("teacher:moderation-decide", args=[item.pk]), {"decision": "hide"})
     page.refresh_from_db()
     assert page.hidden
+
+
+def test_a_featured_page_with_a_flagged_word_waits_in_the_queue_once_however_many_learners_it_answers(
+    client, classroom, learner, teacher, make_page, monkeypatch, django_capture_on_commit_callbacks
+):
+    from explainer.celery import app
+    from explainer.services.classrooms import learner_join
+    from explainer.services.generation import generation_create
+    from explainer.services.review import page_set_featured
+
+    monkeypatch.setattr(app, "send_task", lambda name, **kw: None)
+    featured = make_page(classroom=classroom, learner=learner, html="<p>A magnet in a gun sight</p>")
+    page_set_featured(page=featured, featured=True)
+    askers = [learner, *(learner_join(join_code=classroom.join_code, display_name=n) for n in ("Ben", "Cai"))]
+
+    def ask(who):
+        with django_capture_on_commit_callbacks(execute=True):
+            return generation_create(question="How does a magnet attract iron?", session_key=f"k{who.pk}",
+                                     learner=who)
+
+    answers = [ask(who) for who in askers]
+    assert all(a.stats == {"featured_page": featured.pk} for a in answers)
+    items = ModerationItem.objects.filter(kind=ModerationItem.Kind.PAGE)
+    assert [(i.status, i.matched) for i in items] == [("pending", "gun")]
+    client.force_login(teacher)
+    client.post(reverse("teacher:moderation-decide", args=[items.get().pk]), {"decision": "approve"})
+    ask(askers[0])
+    assert [i.status for i in items.all()] == ["approved"]  # kept once, it is not asked about again
+
+
+def test_screening_the_same_page_twice_queues_it_once(classroom, learner, make_page):
+    page = make_page(classroom=classroom, learner=learner, html="<p>How a gun recoils</p>")
+    first, second = page_screen(page=page), page_screen(page=page)
+    assert first == second and ModerationItem.objects.count() == 1
