@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -100,7 +100,10 @@ class PageVersionAdmin(OwnClassesMixin, admin.ModelAdmin):
     @admin.action(description="Feature (answer the same question from the library)")
     def feature(self, request, queryset):
         for page in queryset:
-            review_services.page_set_featured(page=page, featured=True)
+            try:
+                review_services.page_set_featured(page=page, featured=True)
+            except review_services.PageNotFeaturable as exc:  # the others are still featured
+                self.message_user(request, f"Page {page.pk}: {' '.join(exc.messages)}", level=messages.WARNING)
 
     @admin.action(description="Stop featuring")
     def unfeature(self, request, queryset):

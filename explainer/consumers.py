@@ -83,6 +83,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
     # Client messages, one handler each.
 
     async def handle_ask(self, message):
+        await self._learner_refresh()
         question = _field(message, "question", str)
         lang = _field(message, "lang", str, required=False)  # None: the question's own language
         thread_id = _uuid(message, "thread", required=False)
@@ -130,6 +131,25 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         self._watch(str(generation.pk), after=after)
 
     handlers = {"ask": handle_ask, "cancel": handle_cancel, "resume": handle_resume}
+
+    async def _learner_refresh(self):
+        """The session's learner now: a teacher may have removed them from the class since the socket
+        opened, and then the socket asks as nobody's learner and hears nothing more of the class."""
+        session = self.scope.get("session")
+        if session is None or self.learner is None:
+            return
+        learner = await database_sync_to_async(learner_from_session)(session)
+        if learner is None or learner.classroom_id != self.learner.classroom_id:
+            group = class_group(self.learner.classroom_id)
+            if group in self.groups_joined:
+                try:
+                    await self.channel_layer.group_discard(group, self.channel_name)
+                except REDIS_DOWN as exc:
+                    log.warning("could not leave %s: %s", group, exc)
+                self.groups_joined.discard(group)
+            if learner is not None:
+                await self._join(class_group(learner.classroom_id))
+        self.learner = learner
 
     # Channel-layer messages from services (a teacher hid or showed a page).
 

@@ -229,3 +229,36 @@ async def test_a_page_a_teacher_hides_disappears_from_the_open_socket(connect):
     page = await store_and_hide()
     event = await ws.receive_json_from(timeout=5)
     assert (event["type"], event["page"], event["thread"]) == ("page_hidden", page.pk, queued["thread"])
+
+
+async def test_a_learner_removed_while_their_socket_is_open_asks_as_nobody_s_learner(connect, session_key):
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from explainer.models import Classroom, Learner
+    from explainer.services.classrooms import learner_remove
+
+    @database_sync_to_async
+    def a_learner_of_this_browser():
+        teacher = get_user_model().objects.create_user("t", password="pw-123456789")
+        learner = Learner.objects.create(classroom=Classroom.objects.create(name="7B", teacher=teacher),
+                                         display_name="Mia")
+        session = SessionStore(session_key)
+        session["learner_id"] = learner.pk
+        session.save()
+        return learner
+
+    learner = await a_learner_of_this_browser()
+    ws = await connect()
+
+    async def ask(question: str) -> Generation:
+        await ws.send_json_to({"type": "ask", "question": question})
+        queued = await ws.receive_json_from(timeout=5)
+        assert queued["type"] == "queued", queued
+        assert (await ws.receive_json_from(timeout=5))["type"] == "topic"
+        return await database_sync_to_async(Generation.objects.get)(pk=queued["generation"])
+
+    assert (await ask("Why is the sky blue?")).learner_id == learner.pk
+    await database_sync_to_async(learner_remove)(learner=learner)
+    after = await ask("How do tides work?")
+    assert (after.learner_id, after.classroom_id) == (None, None)
