@@ -4,13 +4,17 @@ Streaming chat completions over HTTP (server-sent events), prompted with the kit
 Connect and read timeouts; only a failed connection is retried (nothing was sent, so nothing is
 repeated); a cancel closes the stream, which tells the server to stop. Failures become `BackendError`s:
 `model_unavailable` for a server that is down, slow, refuses the key (401/403) or fails (5xx), and
-`bad_reply` for chunks that are not the API's JSON or a reply with no html page in it.
+`bad_reply` for chunks that are not the API's JSON or a reply with no html page in it. A server that
+refuses the prompt as longer than its context (vLLM, SGLang and `transformers serve` say so in a 400) is
+asked again without the worked example, as the transformers backend does; refused again, the page is
+`prompt_too_long`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 try:  # the client the `openai` package ships with; plain httpx has the same API
@@ -30,6 +34,15 @@ CONNECT_TIMEOUT_S = 5.0
 CONNECT_RETRIES = 2  # after the first try
 RETRY_BACKOFF_S = 0.5
 REPAIR_TEMPERATURE = 0.7
+# How servers word a prompt longer than the model's context in their 400 (vLLM: "maximum context length",
+# `transformers serve`: "--max-model-len", SGLang: "longer than the model's context length").
+CONTEXT_REFUSAL = re.compile(r"context length|context window|max[-_ ]model[-_ ]len|too many tokens|prompt is too long",
+                             re.IGNORECASE)
+
+
+class _PromptTooLong(BackendError):
+    def __init__(self, message: str):
+        super().__init__("prompt_too_long", message)
 
 
 class OpenAIBackend:
@@ -54,14 +67,18 @@ class OpenAIBackend:
         self.read_timeout_s = read_timeout_s
 
     def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult:
-        body = {"model": self.model or self._served_model(), "messages": build_messages(request), "stream": True,
+        body = {"model": self.model or self._served_model(), "stream": True,
                 "stream_options": {"include_usage": True}, "temperature": 0.0}
         if request.repair is not None:  # the same prompt would give the same reply: sample, seeded
             body.update(temperature=REPAIR_TEMPERATURE, seed=request.repair.attempt)
         if self.max_new_tokens:
             body["max_tokens"] = self.max_new_tokens
         blocks = TokenBlocks(sink)
-        usage = self._stream(body, blocks)
+        try:
+            usage = self._stream({**body, "messages": build_messages(request)}, blocks)
+        except _PromptTooLong as exc:  # refused before a token was written: ask again, shorter
+            log.info("the prompt is too long for %s with the worked example (%s); asking without it", self.base_url, exc)
+            usage = self._stream({**body, "messages": build_messages(request, examples=False)}, blocks)
         if not blocks.stopped:
             blocks.flush()
         stats = blocks.stats(forwards=None, tokens=usage)
@@ -137,6 +154,8 @@ class OpenAIBackend:
                 why = f"failed ({response.status_code}): {detail}"
             else:
                 why = f"refused the request ({response.status_code}): {detail}"
+                if response.status_code == 400 and CONTEXT_REFUSAL.search(detail):
+                    raise _PromptTooLong(f"The model server at {self.base_url} {why}")
             raise BackendError("model_unavailable", f"The model server at {self.base_url} {why}")
         return response
 

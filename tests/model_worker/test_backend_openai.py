@@ -111,6 +111,22 @@ def test_a_failing_server_or_reply_is_a_clear_error(mode, code, words):
     assert len(server.requests) == 1  # an answer, even a refusal, is never retried
 
 
+def test_a_prompt_too_long_for_the_server_s_context_is_sent_again_without_the_worked_example():
+    with ChatServer("short_context") as server:
+        outcome = run_page(OpenAIBackend(server.base_url, "m"), QUESTION, ListSink())
+    assert outcome.status == "done", outcome
+    with_example, without = (r["body"]["messages"] for r in server.requests)
+    assert len(with_example) > 3 and len(without) == 2  # the system message and the question
+    assert without[-1] == with_example[-1]
+
+
+def test_a_prompt_too_long_even_without_the_example_is_prompt_too_long():
+    with ChatServer("no_context") as server:
+        outcome = run_page(OpenAIBackend(server.base_url, "m"), QUESTION, ListSink())
+    assert (outcome.status, outcome.error_code) == ("failed", "prompt_too_long")
+    assert "maximum context length is 4096" in outcome.error_message and len(server.requests) == 2
+
+
 def test_a_server_that_is_down_is_retried_then_reported_unavailable():
     port = free_port()
     backend = OpenAIBackend(f"http://127.0.0.1:{port}/v1", "m", retries=1)

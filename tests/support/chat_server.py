@@ -1,5 +1,7 @@
 """A small real HTTP server speaking the chat-completions stream, for the faults a real server rarely
-shows on demand: a refused key, a 5xx, malformed chunks, a reply without html, a stalled stream.
+shows on demand: a refused key, a 5xx, malformed chunks, a reply without html, a stalled stream, a
+context too short for the prompt (`short_context`: a prompt with the worked example, more than 3 messages;
+`no_context`: every prompt), refused with vLLM's words.
 
 `ChatServer(mode)` serves on a free loopback port in a thread; `.base_url` is its API root.
 """
@@ -17,7 +19,11 @@ PAGE = ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Sky
         '<script type="module">\nimport { start } from "kit";\nconst app = start({ title: "Sky" });\n'
         'app.part(app.sphere({}), { title: "Air" });\napp.slider({ label: "Sun" }, () => {});\n</script>\n'
         "</body></html>")
-MODES = ("page", "prose", "unauthorized", "server_error", "malformed", "stall", "endless")
+MODES = ("page", "prose", "unauthorized", "server_error", "malformed", "stall", "endless", "short_context",
+         "no_context")
+CONTEXT_REFUSAL = ("This model's maximum context length is 4096 tokens. However, you requested 5349 tokens "
+                   "(5229 in the messages, 120 in the completion). Please reduce the length of the messages or "
+                   "completion.")
 
 
 def _chunk(content: str) -> bytes:
@@ -45,6 +51,8 @@ class ChatServer:
                     return self._json(401, {"error": {"message": "invalid api key"}})
                 if server.mode == "server_error":
                     return self._json(503, {"error": {"message": "overloaded"}})
+                if server.mode == "no_context" or (server.mode == "short_context" and len(body["messages"]) > 3):
+                    return self._json(400, {"object": "error", "message": CONTEXT_REFUSAL, "code": 400})
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
