@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.library import nearest_page
+from tests.support.sockets import SOCKET_SPY
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("celery_workers")]
@@ -186,18 +187,6 @@ def test_a_chinese_question_s_problem_is_said_in_chinese(browser, live_server_ur
     expect(page.locator("#retry-button")).to_be_visible()
 
 
-# Records the socket's events in `window.socketEvents`, so a test knows when the socket is open.
-SOCKET_SPY = """(() => {
-  window.socketEvents = [];
-  const Native = window.WebSocket;
-  window.WebSocket = function (...args) {
-    const ws = new Native(...args);
-    ws.addEventListener('message', (e) => window.socketEvents.push(JSON.parse(e.data)));
-    return ws;
-  };
-  window.WebSocket.prototype = Native.prototype;
-  Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
-})()"""
 
 
 def test_a_page_the_teacher_hides_then_shows_leaves_and_rejoins_the_open_view(browser, live_server_url, monkeypatch):

@@ -8,23 +8,12 @@ from playwright.sync_api import expect, sync_playwright
 
 from explainer.models import Classroom, Generation, Learner, PageVersion, RenderCheck, Thread
 from explainer.render_check.browser import launch_options
+from tests.support.sockets import SOCKET_SPY
 
 from .conftest import tiny_png
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# Records what the learner's socket receives, so the test knows when the view is connected.
-SOCKET_SPY = """(() => {
-  const Native = window.WebSocket;
-  window.socketEvents = [];
-  window.WebSocket = function (...args) {
-    const ws = new Native(...args);
-    ws.addEventListener('message', (e) => window.socketEvents.push(JSON.parse(e.data)));
-    return ws;
-  };
-  window.WebSocket.prototype = Native.prototype;
-  Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
-})()"""
 
 
 def learner_page(learner: Learner, session_key: str) -> PageVersion:
