@@ -164,7 +164,9 @@ class CloverPreTrainedModel(PreTrainedModel):
         if not (path / "config.json").is_file():
             raise CheckpointError(f"checkpoint folder {path} has no config.json")
         try:
-            return super().from_pretrained(str(path), *args, local_files_only=True, **kwargs)
+            # No hub: a local folder only. (The Auto classes of transformers >= 5.25 pass the flag on themselves.)
+            kwargs["local_files_only"] = True
+            return super().from_pretrained(str(path), *args, **kwargs)
         except Exception as exc:  # transformers raises OSError, ValueError, safetensors and JSON errors
             raise CheckpointError(f"checkpoint folder {path} could not be loaded: {exc}") from exc
 
