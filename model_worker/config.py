@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from model_worker.backends.base import LIBRARY_ONLY, BackendCapabilities
+from model_worker.environment import env_number
 from model_worker.sampler.config import DECODINGS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -81,33 +82,23 @@ def engine_settings(environ: Mapping[str, str] | None = None) -> EngineSettings:
     path = Path(env.get("MODEL_PATH") or DEFAULT_MODEL_PATH)
     if not path.is_absolute():
         path = REPO_ROOT / path
-    batch = _number(env, "MODEL_BATCH", int)
+    batch = env_number("MODEL_BATCH", None, environ=env)
     return EngineSettings(
         backend=env.get("MODEL_BACKEND") or DEFAULT_BACKEND,
         model_path=path,
         device=(env.get("MODEL_DEVICE") or "auto").lower(),
         decoding=(env.get("MODEL_DECODING") or "").lower() or None,
         dtype=(env.get("MODEL_DTYPE") or "auto").lower(),
-        max_new_tokens=_number(env, "MODEL_MAX_NEW_TOKENS", int),
-        threads=_number(env, "MODEL_THREADS", int),
+        max_new_tokens=env_number("MODEL_MAX_NEW_TOKENS", None, environ=env),
+        threads=env_number("MODEL_THREADS", None, environ=env),
         batch=1 if batch is None else batch,
         graphs=_flag(env, "MODEL_GRAPHS"),
         kernels=(env.get("MODEL_KERNELS") or "auto").strip().lower(),
         base_url=env.get("MODEL_BASE_URL") or EngineSettings.base_url,
         model_name=env.get("MODEL_NAME") or "",
         api_key=env.get("MODEL_API_KEY") or "",
-        timeout_s=_number(env, "MODEL_TIMEOUT_S", float) or EngineSettings.timeout_s,
+        timeout_s=env_number("MODEL_TIMEOUT_S", None, float, environ=env) or EngineSettings.timeout_s,
     )
-
-
-def _number(env: Mapping[str, str], name: str, kind: type):
-    raw = env.get(name)
-    if not raw:
-        return None
-    try:
-        return kind(raw)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a number") from None
 
 
 def gpu_worker_pool(settings: EngineSettings | None = None) -> list[str]:

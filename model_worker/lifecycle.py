@@ -20,13 +20,13 @@ Each helper is one Redis call, so it serves `redis.Redis` and (awaited) `redis.a
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 
+from model_worker.environment import env_number
 from model_worker.events import DEFAULT_TTL_S, key
 
-CLAIM_TTL_S = int(os.environ.get("GENERATION_CLAIM_TTL_S", "15"))
+CLAIM_TTL_S = env_number("GENERATION_CLAIM_TTL_S", 15, minimum=3)
 HEARTBEAT_S = max(CLAIM_TTL_S / 3, 1.0)
 # A claim gone this long past its holder's last beat, with nobody taking it again: the worker is lost.
 LOST_AFTER_S = CLAIM_TTL_S + 5

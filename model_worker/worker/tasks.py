@@ -22,6 +22,7 @@ from celery.signals import worker_process_init, worker_ready
 from model_worker import events, lifecycle
 from model_worker.backends.base import PageBackend, PageOutcome, PageRequest
 from model_worker.config import engine_settings, load_backend
+from model_worker.environment import env_number
 from model_worker.queues import FINISH_QUEUE
 from model_worker.redis_options import sync_options
 from model_worker.worker.celery_app import REDIS_URL, app
@@ -29,7 +30,7 @@ from model_worker.worker.run import run_page
 
 log = logging.getLogger(__name__)
 
-SOFT_TIME_LIMIT_S = int(os.environ.get("GENERATION_SOFT_LIMIT_S", "600"))
+SOFT_TIME_LIMIT_S = env_number("GENERATION_SOFT_LIMIT_S", 600, minimum=1)
 HARD_TIME_LIMIT_S = SOFT_TIME_LIMIT_S + 30
 # While a page is written, a round trip to Redis at most this often (about as often as a screen redraws
 # drafts; a stop request waits no longer than this plus one block), and at least every few seconds.

@@ -85,7 +85,7 @@ def test_model_batch_settings_pick_the_worker_pool_and_refuse_what_cannot_batch(
     assert gpu_worker_pool(engine_settings({"MODEL_BATCH": "4"})) == ["--pool", "threads", "-c", "4"]
     with pytest.raises(ValueError, match="MODEL_BATCH=0 must be at least 1"):
         engine_settings({"MODEL_BATCH": "0"})
-    with pytest.raises(ValueError, match="MODEL_BATCH='many' is not a number"):
+    with pytest.raises(ValueError, match="MODEL_BATCH='many' is not a whole number"):
         engine_settings({"MODEL_BATCH": "many"})
     with pytest.raises(ValueError, match="the openai backend writes one page at a time"):
         load_backend(engine_settings({"MODEL_BACKEND": "openai", "MODEL_BATCH": "2"}))
