@@ -14,7 +14,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from explainer.selectors.classes import learner_from_session
-from explainer.selectors.generation import generation_for_session
+from explainer.selectors.generation import generation_for_session, thread_for_session
 from explainer.services.generation import (
     UNAVAILABLE,
     GenerationRejected,
@@ -130,7 +130,17 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         await self._join(thread_group(generation.thread_id))
         self._watch(str(generation.pk), after=after)
 
-    handlers = {"ask": handle_ask, "cancel": handle_cancel, "resume": handle_resume}
+    async def handle_watch(self, message):
+        """An open thread page (a reload, a second tab) hears what teachers do to the thread's pages."""
+        thread_id = _uuid(message, "thread")
+        thread = await _thread_for_session(thread_id=thread_id, session_key=self.session_key)
+        if thread is None:
+            return await self.send_error("unknown_thread", "That thread does not exist or is not yours.",
+                                         request="watch")
+        await self._join(thread_group(thread.pk))
+        await self.send_event({"type": "watching", "id": 0, "thread": str(thread.pk)})
+
+    handlers = {"ask": handle_ask, "cancel": handle_cancel, "resume": handle_resume, "watch": handle_watch}
 
     async def _learner_refresh(self):
         """The session's learner now: a teacher may have removed them from the class since the socket
@@ -296,4 +306,5 @@ def _session_identity(scope) -> tuple[str, object, str]:
 
 _generation_create = database_sync_to_async(generation_create)
 _generation_for_session = database_sync_to_async(generation_for_session)
+_thread_for_session = database_sync_to_async(thread_for_session)
 

@@ -362,4 +362,5 @@ if (app.dataset.generation) {
   state.generation = app.dataset.generation;
 }
 socket.watching = () => state.generation;
+socket.thread = () => state.thread;
 socket.open();

@@ -1,7 +1,9 @@
 // A websocket that reconnects with backoff (and jitter, so a server's restart is not met by every
 // browser at once) and, once back, resumes the watched generation from the last event id it saw, so a
 // dropped connection loses and repeats nothing. A resume the server cannot answer yet (`unavailable`:
-// Redis is away) is tried again with the same backoff instead of ending the live view.
+// Redis is away) is tried again with the same backoff instead of ending the live view. Each connection
+// also says which thread the page shows (`watch`), so a teacher's hiding or showing one of its pages
+// reaches a reloaded page too.
 export class Socket {
   constructor(url, { onEvent, onStatus }) {
     this.url = url;
@@ -10,7 +12,8 @@ export class Socket {
     this.lastIds = new Map(); // generation → last event id handled
     this.queue = []; // messages typed while disconnected
     this.retryMs = 500;
-    this.watching = () => null;
+    this.watching = () => null; // the generation being written, if any
+    this.thread = () => null; // the thread the page shows, if any
   }
 
   open() {
@@ -18,6 +21,8 @@ export class Socket {
     this.ws = ws;
     ws.addEventListener("open", () => {
       this.retryMs = 500;
+      const thread = this.thread();
+      if (thread) ws.send(JSON.stringify({ type: "watch", thread }));
       this.resume();
       for (const message of this.queue.splice(0)) ws.send(JSON.stringify(message));
     });

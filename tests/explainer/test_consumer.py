@@ -66,6 +66,9 @@ async def ask_and_expect_error(ws, payload, code: str) -> dict:
         ({"type": "cancel"}, "missing_field"),
         ({"type": "resume", "generation": "2b0c8c1e-6a4e-4d38-9c43-1d5b7f0f2a11"}, "missing_field"),
         ({"type": "resume", "generation": "2b0c8c1e-6a4e-4d38-9c43-1d5b7f0f2a11", "after": -1}, "bad_field"),
+        ({"type": "watch"}, "missing_field"),
+        ({"type": "watch", "thread": "not-an-id"}, "bad_field"),
+        ({"type": "watch", "thread": "2b0c8c1e-6a4e-4d38-9c43-1d5b7f0f2a11"}, "unknown_thread"),
     ],
 )
 async def test_a_bad_message_gets_an_error_and_writes_nothing(connect, payload, code):
@@ -262,3 +265,27 @@ async def test_a_learner_removed_while_their_socket_is_open_asks_as_nobody_s_lea
     await database_sync_to_async(learner_remove)(learner=learner)
     after = await ask("How do tides work?")
     assert (after.learner_id, after.classroom_id) == (None, None)
+
+
+async def test_a_reopened_thread_page_watches_its_thread_and_hears_a_teacher_hide_its_page(connect, session_key):
+    """An anonymous browser's reloaded thread page is in no class: `watch` is how it hears a teacher."""
+    from explainer.services.review import page_set_hidden
+
+    @database_sync_to_async
+    def a_finished_thread(key: str) -> PageVersion:
+        thread = Thread.objects.create(session_key=key)
+        generation = Generation.objects.create(thread=thread, question="What is light?", status="done")
+        return PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<p>x</p>")
+
+    page = await a_finished_thread(session_key)
+    strangers = await a_finished_thread("another-browser")
+    ws = await connect()
+    await ask_and_expect_error(ws, {"type": "watch", "thread": str(strangers.thread_id)}, "unknown_thread")
+    await ws.send_json_to({"type": "watch", "thread": str(page.thread_id)})
+    assert await ws.receive_json_from(timeout=5) == {"type": "watching", "id": 0, "thread": str(page.thread_id)}
+
+    await database_sync_to_async(page_set_hidden)(page=strangers, hidden=True)  # not this socket's thread
+    await database_sync_to_async(page_set_hidden)(page=page, hidden=True)
+    event = await ws.receive_json_from(timeout=5)
+    assert (event["type"], event["page"], event["thread"]) == ("page_hidden", page.pk, str(page.thread_id))
+    assert await ws.receive_nothing(timeout=0.5)

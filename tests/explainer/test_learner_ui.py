@@ -187,9 +187,9 @@ def test_a_chinese_question_s_problem_is_said_in_chinese(browser, live_server_ur
     expect(page.locator("#retry-button")).to_be_visible()
 
 
-
-
-def test_a_page_the_teacher_hides_then_shows_leaves_and_rejoins_the_open_view(browser, live_server_url, monkeypatch):
+@pytest.mark.parametrize("in_a_class", [True, False], ids=["class-learner", "anonymous"])
+def test_a_page_the_teacher_hides_then_shows_leaves_and_rejoins_the_open_view(browser, live_server_url, monkeypatch,
+                                                                            in_a_class):
     from django.contrib.auth import get_user_model
 
     from explainer.models import Classroom, Generation, Learner, PageVersion, Thread
@@ -197,23 +197,27 @@ def test_a_page_the_teacher_hides_then_shows_leaves_and_rejoins_the_open_view(br
 
     # Playwright's sync API runs an event loop in this thread; the ORM calls below are still plain sync calls.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    teacher = get_user_model().objects.create_user("t", password="pw-123456789")
-    classroom = Classroom.objects.create(name="7B", teacher=teacher)
     context = browser.new_context()
     context.add_init_script(SOCKET_SPY)
     view = context.new_page()
-    view.goto(live_server_url + "/join/")
-    view.fill("#join [name=join_code]", classroom.join_code)
-    view.fill("#join [name=display_name]", "Mia")
-    view.click("#join button")
+    learner = classroom = None
+    if in_a_class:
+        teacher = get_user_model().objects.create_user("t", password="pw-123456789")
+        classroom = Classroom.objects.create(name="7B", teacher=teacher)
+        view.goto(live_server_url + "/join/")
+        view.fill("#join [name=join_code]", classroom.join_code)
+        view.fill("#join [name=display_name]", "Mia")
+        view.click("#join button")
+        learner = Learner.objects.get(display_name="Mia")
+    else:  # a browser in no class hears of its thread only by watching it
+        view.goto(live_server_url + "/")
     session_key = next(c["value"] for c in context.cookies() if c["name"] == "sessionid")
-    learner = Learner.objects.get(display_name="Mia")
     thread = Thread.objects.create(session_key=session_key, learner=learner, classroom=classroom)
     generation = Generation.objects.create(thread=thread, learner=learner, classroom=classroom,
                                            question="Why does a compass point north?", status="done")
     page = PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<h1>Compass</h1>")
     view.goto(f"{live_server_url}/t/{thread.pk}/")
-    view.wait_for_function("() => window.socketEvents.some(e => e.type === 'hello')")
+    view.wait_for_function(f"() => window.socketEvents.some(e => e.type === 'watching' && e.thread === '{thread.pk}')")
     frame = view.frame_locator("#page-frame")
     expect(frame.locator("h1")).to_have_text("Compass", timeout=TIMEOUT_MS)
 
