@@ -30,7 +30,6 @@ from explainer.selectors.generation import (
 from explainer.selectors.library import library_page_html, question_route, thread_route
 from explainer.selectors.review import featured_page_for
 from explainer.services import moderation, rate_limits
-from explainer.services.repairs import backend_revises_pages
 from explainer.services.streams import event_append, redis_client
 from explainer.services.topic_requests import topic_request_record
 from model_worker import events, lifecycle
@@ -183,7 +182,7 @@ def generation_create(
             _answer_from_library(generation, stored, {"source": "library", "library_page": plan.topic}, plan.event)
             return generation
         # A backend that cannot revise a page answers a follow-up as a new question on the thread.
-        previous = thread_current_page(thread=thread) if backend_revises_pages() else None
+        previous = thread_current_page(thread=thread) if backend_features().revises_pages else None
         topic_note = verdict.topic_note or (thread.topic.note_to_model if thread.topic else None)
         request = PageRequest(
             question=question,

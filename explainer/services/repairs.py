@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 
 from explainer.models import Generation, RenderCheck
+from explainer.selectors.backend import backend_features
 from explainer.selectors.generation import repair_attempts_before, thread_current_page
 from explainer.services.streams import event_append
 from model_worker.backends.base import PageRequest, RepairNote
@@ -34,7 +35,7 @@ def repair_after_failed_check(*, check: RenderCheck, report: dict) -> Generation
         return None
     thread = failed.thread
     previous = None
-    if asked.kind == Generation.Kind.FOLLOW_UP and backend_revises_pages():
+    if asked.kind == Generation.Kind.FOLLOW_UP and backend_features().revises_pages:
         first_page = getattr(asked, "page", None)
         previous = thread_current_page(thread=thread, before_version=first_page.version if first_page else page.version)
     from explainer.services.generation import thread_answer_plan
@@ -66,14 +67,3 @@ def repair_after_failed_check(*, check: RenderCheck, report: dict) -> Generation
 
     transaction.on_commit(announce_and_queue)
     return repair
-
-
-def backend_revises_pages() -> bool:
-    """Whether the configured backend revises a page on a follow-up (a backend that declares nothing does)."""
-    from model_worker.config import backend_capabilities
-
-    try:
-        capabilities = backend_capabilities(settings.MODEL_BACKEND)
-    except (ImportError, ValueError):
-        return True
-    return capabilities is None or capabilities.revises_pages
