@@ -55,12 +55,9 @@ def request_answered_by(*, classroom: Classroom | None, question: str, lang: str
 
 def _pinned_exemplar(*, classroom: Classroom | None, question: str):
     from explainer.selectors.exemplars import exemplar_page
-    from explainer.selectors.topic_space import topic_match
+    from explainer.selectors.topic_space import class_topic_for
 
     if classroom is None or not classroom.topics.exclude(exemplar="").exists():
-        return None
-    match = topic_match(classroom=classroom, question=question)
-    if not match.inside:
-        return None
-    slug = classroom.topics.filter(pk=match.topic_id).values_list("exemplar", flat=True).first()
-    return exemplar_page(slug) if slug else None
+        return None  # no topic pins a page: no need to match the question
+    topic = class_topic_for(classroom=classroom, question=question)
+    return exemplar_page(topic.exemplar) if topic is not None and topic.exemplar else None

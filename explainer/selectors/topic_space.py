@@ -151,3 +151,11 @@ def topic_match(*, classroom, question: str, threshold: float = DEFAULT_THRESHOL
     if not docs:
         return TopicMatch(topic_id=None, title="", score=0.0, inside=False)
     return TopicIndex(docs, threshold=threshold).match(question)
+
+
+def class_topic_for(*, classroom, question: str):
+    """The class's own topic the question falls inside, or None (no class, no topics, or outside them)."""
+    if classroom is None or not classroom.topics.exists():
+        return None
+    match = topic_match(classroom=classroom, question=question)
+    return classroom.topics.filter(pk=match.topic_id).first() if match.inside else None

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.html import strip_tags
 
 from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion
-from explainer.selectors.topic_space import normalise, topic_match
+from explainer.selectors.topic_space import class_topic_for, normalise
 from explainer.services.topic_requests import question_key
 
 # A question with one of these never reaches the model; a page with one is hidden at once.
@@ -102,11 +102,9 @@ def question_check(
         return QuestionVerdict(False, "blocked", message)
     topic_id, topic_note, topic_exemplar = None, None, None
     if classroom is not None and kind == Generation.Kind.ASK and classroom.topics.exists():
-        match = topic_match(classroom=classroom, question=question)
-        if match.inside:
-            topic_id = match.topic_id
-            topic = classroom.topics.get(pk=match.topic_id)
-            topic_note, topic_exemplar = topic.note_to_model or None, topic.exemplar or None
+        topic = class_topic_for(classroom=classroom, question=question)
+        if topic is not None:
+            topic_id, topic_note, topic_exemplar = topic.pk, topic.note_to_model or None, topic.exemplar or None
         elif classroom.topic_space_enabled:
             # Teachers see what their class wanted to know beyond the topics (the queue's lower table).
             ModerationItem.objects.create(
