@@ -5,6 +5,7 @@ The on-disk format is described in `model_worker/corpus/README.md`.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ TOPIC_KEY = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 NGSS_CODE = re.compile(r"(K|[1-5]|MS|HS)-(PS|LS|ESS|ETS)\d+-\d+")
 CN_STANDARDS = ("义务教育科学", "初中物理", "初中化学", "初中生物", "初中地理")
 GRADE_BAND = re.compile(r"(\d{1,2})-(\d{1,2})")
+_TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
 
 
 class CorpusError(ValueError):
@@ -93,6 +95,11 @@ def _load(meta_path: Path) -> Page:
     html_path = meta_path.with_name(str(record["file"]))
     if not html_path.is_file():
         problems.append(f"{record['file']} does not exist")
+    else:
+        shown = _TITLE.search(html_path.read_text(encoding="utf-8"))
+        if shown and isinstance(record["title"], str) and html.unescape(shown[1]).strip() != record["title"]:
+            # The router, the learner's "Explaining: ..." and the checks of a written page read the record's.
+            problems.append(f"title {record['title']!r} is not the page's <title> {shown[1].strip()!r}")
     if problems:
         raise CorpusError(f"{meta_path.name}: " + "; ".join(problems))
     return Page(

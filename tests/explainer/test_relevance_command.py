@@ -51,12 +51,18 @@ def test_generate_writes_routed_pages_through_the_backend_and_checks_them(monkey
     generation = relevance("--generate", "--questions", str(questions))["generation"]
     # The test denoiser titles its page with the question, not the library page: off topic, right language.
     # (Only the Clover engine's checkpoint record limits what is written; the denoiser writes every topic.)
+    off_topic = generation.pop("off_topic")
     assert generation | {"seconds": 0} == {
         "in_library": 2, "pages": 2, "on_topic": 0, "promised_language": 2, "asked_language": 2, "failed": 0,
         "out_of_library": 1, "refused": 1, "answered_other_topic": 0, "from_library": 0, "seconds": 0,
         "model_pages": 2, "model_wrote_routed_page": 0,
         "backend": TEST_BACKEND,
     }
+    # Each page that is not the expected topic's is listed, with what it was titled.
+    assert [(o["question"], o["expected"], o["routed"], o["source"]) for o in off_topic] == [
+        ("Why does the sea rise and fall twice a day?", ["tides"], "tides", "model"),
+        ("What makes the daytime sky look blue?", ["sky-blue"], "sky-blue", "model"),
+    ]
 
 
 def test_a_malformed_question_set_is_named(tmp_path):

@@ -73,6 +73,14 @@ def test_a_bad_record_is_refused_naming_its_file_and_problem(corpus, changes, pr
         load_pages(corpus)
 
 
+def test_a_record_whose_title_is_not_its_page_s_title_is_refused(corpus):
+    write(corpus, "lever", title="Levers")
+    (corpus / "pages" / "lever.html").write_text("<!doctype html><html><head><title>Levers: the seesaw</title>",
+                                                 encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"lever\.json: title 'Levers' is not the page's <title> 'Levers: the seesaw'"):
+        load_pages(corpus)
+
+
 def test_a_record_without_its_page_is_refused(corpus):
     write(corpus, "lever")
     (corpus / "pages" / "lever.html").unlink()

@@ -115,6 +115,7 @@ class Command(BaseCommand):
                       out_of_library=0, refused=0, answered_other_topic=0, from_library=0,
                       model_pages=0, model_wrote_routed_page=0)
         titles = {p.title for p in index.pages}
+        off_topic = []  # pages of in-library questions that are not the expected topic's page
         started = time.monotonic()
         for q in labelled:
             route = route_question(index, q.question, q.lang, threshold=threshold)
@@ -145,11 +146,16 @@ class Command(BaseCommand):
                 counts["answered_other_topic"] += title in titles
                 continue
             counts["pages"] += 1
-            counts["on_topic"] += bool(route.page) and route.page.topic in expected and title == route.page.title
+            on_topic = bool(route.page) and route.page.topic in expected and title == route.page.title
+            counts["on_topic"] += on_topic
+            if not on_topic:
+                off_topic.append({"question": q.question, "expected": sorted(expected), "routed": plan.topic,
+                                  "title": title, "source": plan.source})
             counts["promised_language"] += lang == plan.lang
             counts["asked_language"] += lang == q.lang
         counts["seconds"] = round(time.monotonic() - started, 1)
         counts["backend"] = settings.backend
+        counts["off_topic"] = off_topic
         return counts
 
 
