@@ -116,6 +116,7 @@ class Command(BaseCommand):
                       model_pages=0, model_wrote_routed_page=0)
         titles = {p.title for p in index.pages}
         off_topic = []  # pages of in-library questions that are not the expected topic's page
+        failures = []  # pages the backend did not write
         started = time.monotonic()
         for q in labelled:
             route = route_question(index, q.question, q.lang, threshold=threshold)
@@ -133,6 +134,7 @@ class Command(BaseCommand):
                 outcome = run_page(backend, request, NullSink())
                 if outcome.status != "done":
                     counts["failed"] += 1
+                    failures.append({"question": q.question, "routed": plan.topic, "code": outcome.error_code})
                     continue
                 html = outcome.html
             title = (_TITLE.search(html) or [None, ""])[1].strip()
@@ -155,7 +157,7 @@ class Command(BaseCommand):
             counts["asked_language"] += lang == q.lang
         counts["seconds"] = round(time.monotonic() - started, 1)
         counts["backend"] = settings.backend
-        counts["off_topic"] = off_topic
+        counts["off_topic"], counts["failures"] = off_topic, failures
         return counts
 
 
