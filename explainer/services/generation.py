@@ -40,9 +40,15 @@ log = logging.getLogger(__name__)
 
 
 UNKNOWN_TOPIC = {
-    "en": "The library has no page on that topic yet, so there is nothing reliable to show you. "
-          "Your question has been passed on to teachers as a requested topic.",
-    "zh": "资料库里还没有关于这个主题的页面，所以暂时没有可靠的讲解。你的问题已经作为“想学的主题”转告给老师。",
+    "en": "The library has no page on that topic yet, so there is nothing reliable to show you. ",
+    "zh": "资料库里还没有关于这个主题的页面，所以暂时没有可靠的讲解。",
+}
+# Who will see the question: a class's teacher, or (asked outside a class) the library's editors.
+REQUEST_PASSED_ON = {
+    ("en", True): "Your question has been passed on to your teacher as a requested topic.",
+    ("en", False): "Your question has been noted as a topic to add to the library.",
+    ("zh", True): "你的问题已经作为“想学的主题”转告给你的老师。",
+    ("zh", False): "你的问题已经记下，作为资料库以后要补充的主题。",
 }
 UNAVAILABLE = "The explainer cannot take questions right now. Please try again in a minute."
 CANNOT_REVISE = {
@@ -160,8 +166,9 @@ def generation_create(
         topic_request_record(classroom=classroom, learner=learner, question=question, lang=lang,
                              nearest=[n["slug"] for n in plan.event["nearest"]], score=plan.event["score"] or 0.0)
         rate_limits.question_refund(counted)  # nothing was written: a class's daily allowance keeps it
-        raise GenerationRejected("unknown_topic", UNKNOWN_TOPIC.get(lang, UNKNOWN_TOPIC["en"]), topic=plan.event,
-                                 nearest=plan.event["nearest"])
+        words = "zh" if lang == "zh" else "en"
+        message = UNKNOWN_TOPIC[words] + REQUEST_PASSED_ON[words, classroom is not None]
+        raise GenerationRejected("unknown_topic", message, topic=plan.event, nearest=plan.event["nearest"])
     with transaction.atomic():
         if thread is None:
             thread = Thread.objects.create(

@@ -125,6 +125,7 @@ def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_te
     with pytest.raises(GenerationRejected) as refused:
         generation_create(question=UNKNOWN, session_key="s1", learner=learner)
     assert refused.value.code == "unknown_topic" and "no page" in refused.value.message
+    assert "passed on to your teacher" in refused.value.message
     nearest = refused.value.extra["nearest"]
     assert 1 <= len(nearest) <= 3 and nearest[0]["slug"] == nearest_page(UNKNOWN).slug
     assert refused.value.topic["slug"] is None and refused.value.topic["nearest"] == nearest
@@ -132,6 +133,18 @@ def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_te
     request = TopicRequest.objects.get()
     assert (request.classroom, request.learner, request.question) == (classroom, learner, UNKNOWN)
     assert request.nearest[0] == nearest_page(UNKNOWN).slug
+
+
+@pytest.mark.parametrize(("question", "said"), [(UNKNOWN, "noted as a topic to add to the library"),
+                                                 ("为什么猫会打呼噜？", "资料库以后要补充的主题")])
+def test_a_refusal_outside_a_class_does_not_promise_a_teacher(redis_db, question, said):
+    """Only the library's editors see what is asked outside a class: the learner is told just that."""
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question=question, session_key="s1")
+    assert refused.value.code == "unknown_topic"
+    assert said in refused.value.message and "老师" not in refused.value.message
+    assert "teacher" not in refused.value.message
+    assert TopicRequest.objects.get().classroom is None
 
 
 def test_a_nearest_topic_the_learner_picks_is_written_whatever_the_question(
