@@ -209,3 +209,13 @@ def _trained_pages(path: Path, stamp: int) -> frozenset[str] | None:
     if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
         return None
     return frozenset(pages)
+
+
+def learned_notes(model_path: Path) -> bool:
+    """Whether a Clover checkpoint was trained on prompts with a teacher's `<|note|>` (`"notes": true` in its
+    training.json). The demo checkpoint never saw one: given a note, it writes a broken page."""
+    try:
+        record = json.loads((Path(model_path) / "training.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and record.get("notes") is True

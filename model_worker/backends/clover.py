@@ -12,7 +12,13 @@ from pathlib import Path
 import torch
 
 from model_worker.backends.base import BackendError, PageRequest, PageResult, PageSink
-from model_worker.config import DEFAULT_MODEL_PATH, backend_capabilities, default_threads, resolve_device
+from model_worker.config import (
+    DEFAULT_MODEL_PATH,
+    backend_capabilities,
+    default_threads,
+    learned_notes,
+    resolve_device,
+)
 from model_worker.prompt import PromptTooLong, build_prompt, check_fits, extract_page
 from model_worker.tokenizer import load_tokenizer
 
@@ -70,6 +76,7 @@ class CloverBackend:
         self.path = Path(path)
         self.tok, self.model = load_checkpoint(path, device)
         self.context = self.model.config.max_position_embeddings
+        self.reads_notes = learned_notes(self.path)  # else a teacher's note is left out of the prompt
         self.model.set_kernels(kernels)  # a choice this process cannot run stops start-up, saying why
         if graphs:  # verified decoding's forwards as CUDA graphs (SamplerConfig says which decodings)
             sampler_overrides["graphs"] = True
@@ -109,8 +116,8 @@ class CloverBackend:
 
     def prompt_ids(self, request: PageRequest) -> list[int]:
         ids = build_prompt(self.tok, question=request.question, lang=request.lang,
-                           previous_page=request.previous_page, topic_note=request.topic_note,
-                           topic=request.topic)
+                           previous_page=request.previous_page,
+                           topic_note=request.topic_note if self.reads_notes else None, topic=request.topic)
         try:
             check_fits(len(ids), context=self.context, min_page_tokens=min(MIN_PAGE_TOKENS, self.context // 4))
         except PromptTooLong as exc:  # the learner hears it by its code, like any backend's

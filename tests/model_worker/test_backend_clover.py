@@ -188,3 +188,19 @@ def test_a_repair_re_samples_the_page_with_a_seed_per_attempt(backend):
     assert text(first) == text(first)  # seeded: the same attempt samples the same page
     assert len({greedy, text(first), text(second)}) == 3
     assert backend.capabilities.revises_pages is False and backend.capabilities.streams == "drafts"
+
+
+def test_a_teachers_note_reaches_the_prompt_only_of_a_checkpoint_trained_with_notes(checkpoint, tmp_path):
+    """The demo checkpoint never saw a `<|note|>`: given one, it wrote broken pages for a class's topics."""
+    import shutil
+
+    request = PageRequest(question="Why are there tides?", topic_note="Draw the Moon's pull as arrows.")
+    plain = PageRequest(question="Why are there tides?")
+    untrained = CloverBackend(path=checkpoint, device="cpu", threads=1, block_size=8)
+    assert untrained.prompt_ids(request) == untrained.prompt_ids(plain)
+
+    trained = shutil.copytree(checkpoint, tmp_path / "with-notes")
+    (trained / "training.json").write_text(json.dumps({"notes": True}), encoding="utf-8")
+    backend = CloverBackend(path=trained, device="cpu", threads=1, block_size=8)
+    note = special_ids(backend.tok)["note"]
+    assert note in backend.prompt_ids(request) and note not in backend.prompt_ids(plain)
