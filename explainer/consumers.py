@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import DatabaseError
 
 from explainer.selectors.classes import learner_from_session
 from explainer.selectors.generation import generation_for_session, thread_for_session
@@ -77,6 +78,10 @@ class ExplainConsumer(AsyncWebsocketConsumer):
             await self.send_error(exc.code, str(exc), request=message["type"])
         except REDIS_DOWN as exc:  # the socket stays open; the client may try again in a moment
             log.warning("Redis did not answer a %r: %s", message["type"], exc)
+            await self.send_error("unavailable", UNAVAILABLE, request=message["type"],
+                                  **_generation_field(message))
+        except DatabaseError as exc:  # SQLite busy past its timeout, PostgreSQL away: nothing was half-written
+            log.warning("the database did not answer a %r: %s", message["type"], exc)
             await self.send_error("unavailable", UNAVAILABLE, request=message["type"],
                                   **_generation_field(message))
 

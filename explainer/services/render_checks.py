@@ -12,7 +12,7 @@ from explainer.models import PageVersion, RenderCheck
 from explainer.pages.links import thumbnail_link
 from explainer.render_check import check_html
 from explainer.render_check.report import RenderReport
-from explainer.services.repairs import repair_after_failed_check
+from explainer.services.repairs import repair_plan, repair_queue
 from explainer.services.streams import event_append
 
 log = logging.getLogger(__name__)
@@ -60,10 +60,11 @@ def render_check_record(*, check: RenderCheck, report: RenderReport) -> RenderCh
     check.report = report.as_dict()
     check.thumbnail = report.thumbnail
     check.finished_at = timezone.now()
+    plan = repair_plan(check=check, report=check.report)  # reads (and routes) before the write lock
     with transaction.atomic():
         check.save(update_fields=["status", "report", "thumbnail", "finished_at"])
         # A repair announces itself (`fixing`) before the `qa` that ends the failed page's stream.
-        repair = repair_after_failed_check(check=check, report=check.report)
+        repair = repair_queue(plan) if plan is not None else None
         transaction.on_commit(lambda: _announce(check, report, repair))
     return check
 

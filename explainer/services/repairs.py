@@ -9,11 +9,12 @@ and is never the version a follow-up revises (`thread_current_page`).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
 
-from explainer.models import Generation, RenderCheck
+from explainer.models import Generation, PageVersion, RenderCheck
 from explainer.selectors.backend import backend_features
 from explainer.selectors.generation import repair_attempts_before, thread_current_page
 from explainer.services.streams import event_append
@@ -22,9 +23,23 @@ from model_worker.backends.base import PageRequest, RepairNote
 log = logging.getLogger(__name__)
 
 
-def repair_after_failed_check(*, check: RenderCheck, report: dict) -> Generation | None:
-    """Queue the next repair of the checked page when its check failed and attempts are left; call inside
-    the transaction that records the check. `report` is the check's report in its JSON form."""
+@dataclass(frozen=True)
+class RepairPlan:
+    """What the next repair of a failed page asks for, read before the check is recorded."""
+
+    failed: Generation  # the generation whose page failed
+    asked: Generation  # the one that asked the question (the failed one, or the one its repairs go back to)
+    page: PageVersion
+    attempt: int
+    note: RepairNote
+    request: PageRequest
+
+
+def repair_plan(*, check: RenderCheck, report: dict) -> RepairPlan | None:
+    """The next repair of the checked page when its check failed and attempts are left. It only reads:
+    call it before the transaction that records the check, since routing the thread's topic may build
+    the library index, seconds of work that must not hold SQLite's write lock (every learner's question
+    would wait on it). `report` is the check's report in its JSON form."""
     page = check.page
     if check.status != RenderCheck.Status.FAILED or page.hidden:
         return None
@@ -47,8 +62,17 @@ def repair_after_failed_check(*, check: RenderCheck, report: dict) -> Generation
         question=asked.question, lang=plan.lang, previous_page=previous.html if previous else None,
         topic_note=(thread.topic.note_to_model if thread.topic else None) or None, topic=plan.topic, repair=note,
     )
+    return RepairPlan(failed=failed, asked=asked, page=page, attempt=attempt, note=note, request=request)
+
+
+def repair_queue(plan: RepairPlan) -> Generation:
+    """Create the repair's generation and queue it once the transaction commits; call inside the
+    transaction that records the failed check."""
+    failed, page, attempt, note, request = plan.failed, plan.page, plan.attempt, plan.note, plan.request
+    thread = failed.thread
     repair = Generation.objects.create(thread=thread, learner=failed.learner, classroom=failed.classroom,
-                                       question=asked.question, lang=asked.lang, kind=Generation.Kind.REPAIR)
+                                       question=plan.asked.question, lang=plan.asked.lang,
+                                       kind=Generation.Kind.REPAIR)
 
     def announce_and_queue():
         from explainer.services.generation import GenerationRejected, generation_enqueue

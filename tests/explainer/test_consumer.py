@@ -214,6 +214,22 @@ async def test_when_redis_is_down_the_socket_answers_unavailable_and_stays_open(
     assert await counts() == (0, 0, 0)
 
 
+async def test_a_busy_database_answers_unavailable_and_the_socket_stays_open(connect, monkeypatch):
+    """SQLite's lock held past its timeout ("database is locked") used to close the socket with 1011."""
+    from django.db import OperationalError
+
+    from explainer import consumers
+
+    def locked(**kwargs):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(consumers, "_generation_create", database_sync_to_async(locked))
+    ws = await connect()
+    event = await ask_and_expect_error(ws, {"type": "ask", "question": "Why is the sky blue?"}, "unavailable")
+    assert event["request"] == "ask"
+    await ask_and_expect_error(ws, {"type": "dance"}, "unknown_type")  # still open
+
+
 async def test_a_page_a_teacher_hides_disappears_from_the_open_socket(connect):
     from explainer.services.review import page_set_hidden
 

@@ -120,3 +120,25 @@ def test_a_repair_asks_for_the_same_topic_in_the_same_language_as_the_failing_pa
     first, again = PageRequest.from_dict(first), PageRequest.from_dict(again)
     assert first.topic and again.repair is not None
     assert (again.topic, again.lang, again.question) == (first.topic, first.lang, first.question)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_repair_is_routed_before_the_check_takes_the_database_write_lock(run, redis_db, monkeypatch):
+    """Routing may build the library index (seconds on a busy machine); under SQLite's write lock every
+    learner's question waited on it and failed with "database is locked"."""
+    from django.db import connection
+
+    from explainer.services import generation
+
+    in_transaction = []
+    route = generation.thread_answer_plan
+
+    def spy(**kwargs):
+        in_transaction.append(connection.in_atomic_block)
+        return route(**kwargs)
+
+    monkeypatch.setattr(generation, "thread_answer_plan", spy)
+    asked = run(generation_create, question="Why is the sky blue?", session_key="s1")
+    check(run, page_of(run, asked), passed=False)
+    assert in_transaction == [False]
+    assert Generation.objects.get(kind=Generation.Kind.REPAIR).status == "queued"
