@@ -153,12 +153,18 @@ def topic_save(request, classroom_id, topic_id=None):
     return redirect(reverse("teacher:class", args=[classroom.pk]) + "#topics")
 
 
+def _id_param(request, name: str) -> str | None:
+    """A query parameter naming a row by id; anything but digits (a hand-edited link) filters nothing."""
+    value = request.GET.get(name, "").strip()
+    return value if value.isascii() and value.isdigit() else None
+
+
 @login_required
 def review(request, classroom_id):
     classroom = _classroom(request, classroom_id)
     filters = {
-        "topic_id": request.GET.get("topic") or None,
-        "learner_id": request.GET.get("learner") or None,
+        "topic_id": _id_param(request, "topic"),
+        "learner_id": _id_param(request, "learner"),
         "check": request.GET.get("check") or None,
     }
     pages = review_selectors.review_pages(classroom=classroom, **filters)[:200]

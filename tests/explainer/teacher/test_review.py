@@ -45,6 +45,9 @@ def test_the_gallery_filters_by_check_result_learner_and_topic(signed_in, classr
     assert gallery(signed_in, classroom, check="none") == {unchecked.pk}
     assert gallery(signed_in, classroom, learner=leo.pk) == {failed.pk, unchecked.pk}
     assert gallery(signed_in, classroom, topic=magnetism.pk) == {passed.pk}
+    # A hand-edited link filters nothing rather than failing with a 500.
+    for bad in ({"topic": "abc"}, {"learner": "xyz"}, {"topic": "1.5"}, {"learner": "٣"}):
+        assert gallery(signed_in, classroom, **bad) == {passed.pk, failed.pk, unchecked.pk}
 
 
 def test_the_gallery_uses_the_latest_check_of_a_page(signed_in, classroom, make_page):
