@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import html
+import re
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -10,6 +12,7 @@ from django.core.exceptions import RequestDataTooBig, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from explainer.models import LibraryPage, PageVersion
@@ -26,6 +29,7 @@ from explainer.teacher.confirm import confirm_page, confirmed
 from explainer.teacher.forms import LibraryPageForm
 
 SOURCES = {"html": LibraryPage.Source.PASTE, "file": LibraryPage.Source.UPLOAD}
+_TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
 
 
 def _classroom(request, classroom_id):
@@ -36,7 +40,8 @@ def _classroom(request, classroom_id):
 
 
 def _generated_pages(classroom):
-    pages = PageVersion.objects.filter(thread__classroom=classroom).select_related("generation").order_by("-created_at")[:100]
+    pages = (PageVersion.objects.filter(thread__classroom=classroom).select_related("generation", "thread")
+             .order_by("-created_at")[:100])
     return {p.pk: p for p in pages}
 
 
@@ -51,7 +56,7 @@ def library(request, classroom_id):
     except RequestDataTooBig:
         data, files, too_big = None, None, True
         messages.error(request, "html: the page is over 2 MB; the limit is 2 MB.")
-    initial = {"page": request.GET.get("page")} if request.GET.get("page") else None
+    initial = _promote_initial(generated, request.GET.get("page", ""))
     form = LibraryPageForm(data, files, page_choices=choices, initial=initial)
     if data is not None and form.is_valid():
         try:
@@ -72,6 +77,18 @@ def library(request, classroom_id):
         "shots": _shots(report),
     }
     return render(request, "teacher/library.html", context, status=400 if form.errors or too_big else 200)
+
+
+def _promote_initial(generated: dict, wanted: str) -> dict | None:
+    """"Add to the class library" from a page's view: the form starts with what the page says of itself
+    (its <title>, language, the thread's library topic and the question asked), for the teacher to edit."""
+    page = generated.get(int(wanted)) if wanted.isascii() and wanted.isdigit() else None
+    if page is None:
+        return None
+    title = _TITLE.search(page.html)
+    topic = page.thread.topic_slug.removeprefix("zh-") or slugify(page.generation.question)[:80]
+    return {"page": page.pk, "title": html.unescape(title[1]).strip()[:120] if title else "",
+            "lang": page.generation.lang, "topic": topic, "questions": page.generation.question}
 
 
 def _add(request, classroom, form, generated) -> LibraryPage:

@@ -67,6 +67,18 @@ def test_a_generated_page_of_the_class_can_be_promoted(signed_in, classroom, lea
     assert (row.slug, row.source, row.source_page_id) == ("zh-sky-blue", "generated", page.pk)
 
 
+def test_promoting_from_a_page_starts_the_form_with_what_the_page_says(signed_in, classroom, learner, make_page):
+    page = make_page(classroom=classroom, learner=learner, html=SKY.html, question="Why is the sky blue at noon?")
+    page.thread.topic_slug = "zh-sky-blue"
+    page.thread.save(update_fields=["topic_slug"])
+    response = signed_in.get(reverse("teacher:library", args=[classroom.pk]), {"page": page.pk})
+    initial = response.context["form"].initial
+    assert initial == {"page": page.pk, "title": SKY.title, "lang": "en", "topic": "sky-blue",
+                       "questions": "Why is the sky blue at noon?"}
+    for wanted in ("abc", "999999"):  # not a page of this class: an empty form
+        assert signed_in.get(reverse("teacher:library", args=[classroom.pk]), {"page": wanted}).status_code == 200
+
+
 @pytest.mark.parametrize(
     ("fields", "field", "message"),
     [
