@@ -9,7 +9,7 @@ from django.utils.html import format_html
 from explainer.models import Classroom, Learner, ModerationItem, PageVersion, RenderCheck, Topic
 from explainer.services import review as review_services
 from explainer.services.classrooms import classroom_rotate_join_code
-from explainer.services.moderation import moderation_item_decide
+from explainer.services.moderation import NothingToHide, moderation_item_decide
 
 admin.site.site_header = "Explainer administration"
 admin.site.site_title = "Explainer"
@@ -138,5 +138,12 @@ class ModerationItemAdmin(OwnClassesMixin, admin.ModelAdmin):
 
     @admin.action(description="Hide")
     def hide(self, request, queryset):
+        skipped = 0
         for item in queryset:
-            moderation_item_decide(item=item, approve=False, by=request.user)
+            try:
+                moderation_item_decide(item=item, approve=False, by=request.user)
+            except NothingToHide:
+                skipped += 1
+        if skipped:
+            self.message_user(request, f"{skipped} question item(s) left as they were: a question has no page of "
+                              "its own; hide the page item it led to.", level=messages.WARNING)

@@ -174,10 +174,16 @@ def _item_for_same_page(
     return next((i for i in items if wanted is None or question_key(i.text) == wanted), None)
 
 
+class NothingToHide(ValueError):
+    """Hiding was asked of an item without a page (a question)."""
+
+
 def moderation_item_decide(*, item: ModerationItem, approve: bool, by) -> ModerationItem:
     """Approve (a held page shows again) or hide (the page disappears for learners) a queued item."""
     from explainer.services.review import page_set_hidden
 
+    if not approve and item.page is None:
+        raise NothingToHide("A question has no page of its own: hide the page item it led to.")
     item.status = ModerationItem.Status.APPROVED if approve else ModerationItem.Status.HIDDEN
     item.decided_at = timezone.now()
     item.decided_by = by

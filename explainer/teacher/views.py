@@ -22,7 +22,7 @@ from explainer.selectors.topic_requests import requested_topics
 from explainer.selectors.usage import METRICS, usage_rows, usage_totals
 from explainer.services import classrooms as class_services
 from explainer.services import review as review_services
-from explainer.services.moderation import moderation_item_decide
+from explainer.services.moderation import NothingToHide, moderation_item_decide
 from explainer.teacher.confirm import confirm_page, confirmed
 from explainer.teacher.exports import spreadsheet_cell
 from explainer.teacher.forms import ClassroomCreateForm, ClassroomSettingsForm, TopicForm
@@ -257,7 +257,10 @@ def moderation_decide(request, item_id):
     item = class_selectors.moderation_item_for_teacher(user=request.user, item_id=item_id)
     if item is None:
         raise Http404("No such item")
-    moderation_item_decide(item=item, approve=request.POST.get("decision") == "approve", by=request.user)
+    try:
+        moderation_item_decide(item=item, approve=request.POST.get("decision") == "approve", by=request.user)
+    except NothingToHide as exc:
+        messages.error(request, str(exc))
     return redirect("teacher:moderation", classroom_id=item.classroom_id)
 
 

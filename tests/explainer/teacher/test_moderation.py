@@ -213,3 +213,21 @@ def test_screening_the_same_page_twice_queues_it_once(classroom, learner, make_p
     page = make_page(classroom=classroom, learner=learner, html="<p>How a gun recoils</p>")
     first, second = page_screen(page=page), page_screen(page=page)
     assert first == second and ModerationItem.objects.count() == 1
+
+
+def test_a_flagged_question_is_marked_reviewed_and_hide_is_not_offered_for_it(client, classroom, learner, teacher):
+    """Hiding a question item used to record "hidden" while the page it led to stayed with the learners."""
+    check(classroom, learner, "How does a magnet help a gun fire?")
+    item = ModerationItem.objects.get()
+    client.force_login(teacher)
+    queue = client.get(reverse("teacher:moderation", args=[classroom.pk])).content.decode()
+    row = queue.split('id="queue"')[1].split("</table>")[0]
+    assert "Reviewed" in row and 'value="hide"' not in row
+
+    response = client.post(reverse("teacher:moderation-decide", args=[item.pk]), {"decision": "hide"}, follow=True)
+    assert "hide the page item it led to" in response.content.decode()
+    item.refresh_from_db()
+    assert item.status == ModerationItem.Status.PENDING  # nothing recorded that did not happen
+    client.post(reverse("teacher:moderation-decide", args=[item.pk]), {"decision": "approve"})
+    item.refresh_from_db()
+    assert item.status == ModerationItem.Status.APPROVED
