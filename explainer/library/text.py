@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 # Scripts whose letters make a question "in another language" (Latin-script questions are English
@@ -24,10 +25,22 @@ SCRIPT_NAMES = {
 }
 
 
+# Control tokens of chat templates and of our own prompt (<|im_start|>, <|endoftext|>, <|eos|>): they mean
+# nothing to a learner, and the demo model, handed them as text, writes a broken page every time.
+CONTROL_TOKEN = re.compile(r"<\|[^<>|]{0,40}\|>")
+# Markup pasted with a question (<b>, <script>, <img ...>): the tags go and their words stay, so the router
+# reads the question ("<b>Why</b> is the sky blue?") rather than the tags.
+TAG = re.compile(r"</?(?:a|abbr|b|body|br|button|code|div|em|embed|font|form|h[1-6]|head|html|i|iframe|img|"
+                 r"input|li|link|meta|object|ol|p|pre|script|small|span|strong|style|sub|sup|svg|table|td|"
+                 r"th|tr|u|ul)\b[^<>]{0,500}>", re.IGNORECASE)
+
+
 def clean_question(text: str) -> str:
     """The question as stored and sent to the model: format characters (zero-width spaces and joiners,
-    bidi marks, BOM) removed, NFC, spaces collapsed. Full-width punctuation stays (Chinese uses it)."""
+    bidi marks, BOM) removed, NFC, control tokens and HTML tags removed, spaces collapsed. Full-width
+    punctuation stays (Chinese uses it)."""
     text = "".join(c for c in unicodedata.normalize("NFC", text) if unicodedata.category(c) != "Cf")
+    text = TAG.sub(" ", CONTROL_TOKEN.sub(" ", text))
     return " ".join(text.split())
 
 

@@ -62,6 +62,7 @@ async def ask_and_expect_error(ws, payload, code: str) -> dict:
         ({"type": "ask", "question": "Why?", "lang": ""}, "bad_field"),
         ({"type": "ask", "question": "Why?", "thread": "not-an-id"}, "bad_field"),
         ({"type": "ask", "question": "   "}, "empty_question"),
+        ({"type": "ask", "question": "<|endoftext|> <|im_start|>"}, "empty_question"),
         ({"type": "ask", "question": "x" * 50_000}, "question_too_long"),
         ({"type": "cancel"}, "missing_field"),
         ({"type": "resume", "generation": "2b0c8c1e-6a4e-4d38-9c43-1d5b7f0f2a11"}, "missing_field"),

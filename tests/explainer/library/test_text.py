@@ -15,6 +15,19 @@ def test_the_question_the_model_sees_keeps_chinese_punctuation():
     assert clean_question(" 天空\u200b为什么是蓝色的？ ") == "天空为什么是蓝色的？"
 
 
+@pytest.mark.parametrize(("typed", "kept"), [
+    ("<|im_start|>How do magnets work?", "How do magnets work?"),
+    ("<|endoftext|>How do magnets work?<|eos|>", "How do magnets work?"),
+    ("<|question|>磁铁为什么能吸铁？", "磁铁为什么能吸铁？"),
+    ("<script>alert(1)</script> How do magnets work?", "alert(1) How do magnets work?"),
+    ('<b>Why</b> is the <a href="x">sky</a> blue?', "Why is the sky blue?"),
+    ("Why is 3 < 5 but 7 > 5?", "Why is 3 < 5 but 7 > 5?"),  # comparisons are not tags
+    ("What does <| mean in a formula?", "What does <| mean in a formula?"),
+])
+def test_control_tokens_and_tags_are_taken_out_of_the_question_and_its_words_kept(typed, kept):
+    assert clean_question(typed) == kept
+
+
 @pytest.mark.parametrize("text", ["", "???", "!!! …", "🤔🤔", "\u200b\u200c\u200d", "🌈?!", "？！。"])
 def test_punctuation_emoji_and_invisible_characters_alone_have_no_content(text):
     assert not has_content(normalise_question(text))
