@@ -87,8 +87,7 @@ def question_check(
 ) -> QuestionVerdict:
     """Decide whether a learner's question (or follow-up) may be generated; records what it stops or flags."""
     if classroom is not None and classroom.languages and lang not in classroom.languages:
-        names = ", ".join(classroom.languages)
-        return QuestionVerdict(False, "language", f"This class asks questions in: {names}.")
+        return QuestionVerdict(False, "language", _languages_message(classroom.languages, lang))
     # The class's daily limit is counted before this, atomically, by services.rate_limits.
     hits = find_terms(question, classroom=classroom)
     blocking = [h for h in hits if h.block]
@@ -111,11 +110,7 @@ def question_check(
                 classroom=classroom, learner=learner, kind=ModerationItem.Kind.QUESTION,
                 status=ModerationItem.Status.BLOCKED, text=question, matched=OFF_TOPIC_MATCH, source="topics",
             )
-            titles = ", ".join(t.title for t in classroom.topics.all())
-            return QuestionVerdict(
-                False, "off_topic",
-                f"That's a great question, but in this class we are exploring: {titles}. Try one about these!",
-            )
+            return QuestionVerdict(False, "off_topic", _off_topic_message([t.title for t in classroom.topics.all()], lang))
     flagged = bool(hits)
     if flagged:
         ModerationItem.objects.create(
@@ -172,6 +167,22 @@ def _item_for_same_page(
     ).order_by("status", "-created_at")  # "approved" sorts first: the teacher's decision stands
     wanted = question_key(question) if question is not None else None
     return next((i for i in items if wanted is None or question_key(i.text) == wanted), None)
+
+
+LANGUAGE_NAMES = {"en": ("English", "英文"), "zh": ("Chinese", "中文")}
+
+
+def _languages_message(languages: list[str], lang: str) -> str:
+    """Which languages the class asks in, said in the language of the refused question."""
+    if lang == "zh":
+        return "这个班级用" + "和".join(LANGUAGE_NAMES.get(code, (code, code))[1] for code in languages) + "提问。"
+    return "This class asks questions in " + " and ".join(LANGUAGE_NAMES.get(code, (code, code))[0] for code in languages) + "."
+
+
+def _off_topic_message(titles: list[str], lang: str) -> str:
+    if lang == "zh":
+        return f"这个问题很好，不过这个班级正在探索：{'、'.join(titles)}。试着问一个和它们有关的问题吧！"
+    return f"That's a great question, but in this class we are exploring: {', '.join(titles)}. Try one about these!"
 
 
 class NothingToHide(ValueError):

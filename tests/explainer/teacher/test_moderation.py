@@ -60,8 +60,18 @@ def test_follow_ups_and_classes_without_the_topic_space_are_not_refused_for_topi
 
 def test_a_class_limited_to_chinese_refuses_english_questions(classroom, learner):
     classroom_update(classroom=classroom, languages=["zh"])
-    assert check(classroom, learner, "How does rain form?", lang="en").code == "language"
+    refused = check(classroom, learner, "How does rain form?", lang="en")
+    assert (refused.code, refused.message) == ("language", "This class asks questions in Chinese.")
     assert check(classroom, learner, "雨是怎么形成的？", lang="zh").allowed
+
+
+def test_a_chinese_question_is_refused_in_chinese(classroom, learner):
+    classroom_update(classroom=classroom, languages=["en"])
+    assert check(classroom, learner, "磁铁为什么能吸铁？", lang="zh").message == "这个班级用英文提问。"
+    classroom_update(classroom=classroom, languages=[], topic_space_enabled=True)
+    refused = check(classroom, learner, "地震是怎么发生的？", lang="zh")
+    assert refused.code == "off_topic" and refused.message.startswith("这个问题很好，不过这个班级正在探索：")
+    assert "Magnetism" in refused.message
 
 
 def test_a_page_with_a_blocked_word_is_hidden_at_once_and_queued(classroom, learner, make_page):
