@@ -44,7 +44,7 @@ def content_security_policy(*, asset_origins: Iterable[str], frame_ancestors: It
 
 # Powerful features a science page never needs; an opaque origin could not use most of them anyway.
 PERMISSIONS_POLICY = (
-    "camera=(), microphone=(), geolocation=(), usb=(), serial=(), hid=(), bluetooth=(), "
+    "camera=(), microphone=(), geolocation=(), usb=(), serial=(), hid=(), "
     "payment=(), display-capture=(), clipboard-read=(), clipboard-write=()"
 )
 

@@ -188,6 +188,9 @@ def test_a_kit_page_served_sandboxed_in_the_app_frame_loads_its_modules_and_gets
     page = stored_page(kit_page())
     with chromium() as browser:
         context, tab = open_in_app(browser, app_server, page_url(page))
+        console = []
+        tab.on("console", lambda message: console.append(message.text))
+        tab.reload()  # listening from the first byte
         frame = tab.frame_locator("iframe")
         state = None
         deadline = time.monotonic() + 10
@@ -198,3 +201,5 @@ def test_a_kit_page_served_sandboxed_in_the_app_frame_loads_its_modules_and_gets
             time.sleep(0.1)
         context.close()
     assert state == "ready"
+    # The page's headers name only features this browser knows (an unknown one is a warning on every page).
+    assert not [line for line in console if "Permissions-Policy" in line], console
