@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 
 from django.conf import settings
 from django.db import transaction
@@ -354,5 +355,17 @@ def generation_finish(*, generation_id, outcome: PageOutcome) -> Generation:
 
 
 def generation_cancel(*, generation: Generation) -> None:
-    """Ask the worker to stop this generation at its next block boundary."""
-    events.cancel(redis_client(), str(generation.pk), settings.GENERATION_STREAM_TTL_S)
+    """Stop this generation: a worker writing it stops at its next block boundary; one still waiting in
+    the queue is cancelled now (the learner does not wait for a worker to take it just to stop it)."""
+    r, generation_id = redis_client(), str(generation.pk)
+    events.cancel(r, generation_id, settings.GENERATION_STREAM_TTL_S)
+    if generation.status != Generation.Status.QUEUED:
+        return
+    # Taking the claim is atomic against a worker's: whoever gets it decides, and a worker that takes the
+    # task later finds it finished and skips it.
+    token = f"web-cancel:{uuid.uuid4().hex[:8]}"
+    if lifecycle.claim(r, generation_id, token) in (lifecycle.HELD, lifecycle.FINISHED):
+        return  # a worker has it (or it ended): the flag stops it
+    outcome = PageOutcome(status="cancelled")
+    lifecycle.finish(r, generation_id, token, outcome.to_dict())
+    generation_finish(generation_id=generation.pk, outcome=outcome)

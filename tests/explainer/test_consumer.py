@@ -144,8 +144,26 @@ async def test_cancel_raises_the_flag_the_worker_checks_each_block(connect, redi
     assert (await ws.receive_json_from(timeout=5))["type"] == "topic"
     await ws.send_json_to({"type": "cancel", "generation": queued["generation"]})
     await ws.send_json_to({"type": "dance"})  # a reply to this proves the cancel was handled first
-    assert (await ws.receive_json_from(timeout=5))["code"] == "unknown_type"
+    while (event := await ws.receive_json_from(timeout=5)).get("code") != "unknown_type":
+        assert event["type"] in {"queued", "error"}  # the stream's own news: cancelled while queued
     assert events.stop_due(events.flags(redis_db, queued["generation"]))
+
+
+async def test_a_question_stopped_while_queued_is_cancelled_at_once_and_no_worker_writes_it(connect, redis_db):
+    """Before, the stop waited for a worker to take the task (tens of seconds behind a queue)."""
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "What is light?"})
+    queued = await ws.receive_json_from(timeout=5)
+    assert (await ws.receive_json_from(timeout=5))["type"] == "topic"
+    await ws.send_json_to({"type": "cancel", "generation": queued["generation"]})
+    event = await ws.receive_json_from(timeout=5)
+    while event["type"] == "queued":
+        event = await ws.receive_json_from(timeout=5)
+    assert (event["type"], event["code"]) == ("error", "cancelled")
+    generation = await database_sync_to_async(Generation.objects.get)(pk=queued["generation"])
+    assert generation.status == Generation.Status.CANCELLED
+    # The worker that takes the task later finds it finished.
+    assert lifecycle.claim(redis_db, queued["generation"], "late-worker") == lifecycle.FINISHED
 
 
 async def test_a_worker_that_died_mid_page_is_reported_on_the_open_socket_by_the_reaper(connect, redis_db,
