@@ -13,6 +13,7 @@ from explainer.selectors.backend import backend_writable
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
 from explainer.selectors.generation import (
     page_for_session,
+    thread_first_question,
     thread_for_session,
     thread_pages,
     thread_unfinished_generation,
@@ -50,6 +51,8 @@ def _learner_context(request, thread=None) -> dict:
             for p in pages
         ],
         "recent_threads": threads_for_session(session_key=session_key),
+        # A thread stopped or failed before its first page: its question waits in the box, to ask again.
+        "ask_again": thread_first_question(thread=thread) if thread and not pages and not watching else "",
     }
 
 

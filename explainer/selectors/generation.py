@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from explainer.models import Generation, PageVersion, RenderCheck, Thread
 from explainer.pages.links import page_link
@@ -84,14 +84,24 @@ def thread_unfinished_generation(*, thread: Thread) -> Generation | None:
 
 
 def threads_for_session(*, session_key: str, limit: int = 20) -> QuerySet[Thread]:
-    """This browser's latest threads, each annotated with the `question` that opened it."""
+    """This browser's latest threads that have something to open (a visible page, or one being written),
+    each annotated with the `question` that opened it. A question stopped or failed before its first page
+    left nothing to reopen."""
     first = Generation.objects.filter(thread=OuterRef("pk")).order_by("created_at").values("question")[:1]
+    shown = PageVersion.objects.filter(thread=OuterRef("pk"), hidden=False)
+    live = Generation.objects.filter(thread=OuterRef("pk"), status__in=ACTIVE)
     return (
         Thread.objects.filter(session_key=session_key)
         .annotate(question=Subquery(first))
         .exclude(question=None)
+        .filter(Exists(shown) | Exists(live))
         .order_by("-created_at")[:limit]
     )
+
+
+def thread_first_question(*, thread: Thread) -> str:
+    """The question that opened the thread."""
+    return thread.generations.order_by("created_at").values_list("question", flat=True).first() or ""
 
 
 def page_url(page: PageVersion) -> str:

@@ -1,0 +1,38 @@
+"""A learner's earlier questions: each one listed opens to something, and a stopped one can be asked again."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from explainer.models import Generation, PageVersion, Thread
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+
+
+def thread_with(client, question: str, status: str, *, page: bool = False, hidden: bool = False) -> Thread:
+    thread = Thread.objects.create(session_key=client.session.session_key)
+    generation = Generation.objects.create(thread=thread, question=question, status=status)
+    if page:
+        PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<p>x</p>", hidden=hidden)
+    return thread
+
+
+def test_only_threads_with_something_to_open_are_listed_as_earlier_questions(client):
+    client.get(reverse("home"))  # the visit gives the browser its session
+    thread_with(client, "Why is the sky blue?", Generation.Status.DONE, page=True)
+    thread_with(client, "How do tides work?", Generation.Status.QUEUED)
+    thread_with(client, "What is light?", Generation.Status.CANCELLED)
+    thread_with(client, "Why do magnets stick?", Generation.Status.FAILED)
+    thread_with(client, "How do volcanoes erupt?", Generation.Status.DONE, page=True, hidden=True)
+    listed = [t.question for t in client.get(reverse("home")).context["recent_threads"]]
+    assert listed == ["How do tides work?", "Why is the sky blue?"]
+
+
+def test_a_thread_stopped_before_its_page_opens_with_its_question_ready_to_ask_again(client):
+    client.get(reverse("home"))
+    stopped = thread_with(client, "What is light?", Generation.Status.CANCELLED)
+    body = client.get(reverse("thread", args=[stopped.pk])).content.decode()
+    assert ">What is light?</textarea>" in body
+    answered = thread_with(client, "Why is the sky blue?", Generation.Status.DONE, page=True)
+    assert "></textarea>" in client.get(reverse("thread", args=[answered.pk])).content.decode()
