@@ -70,7 +70,7 @@ def page_set_featured(*, page: PageVersion, featured: bool) -> PageVersion:
     if featured and page_latest_check_status(page=page) == RenderCheck.Status.FAILED:
         raise PageNotFeaturable(
             "This page failed its latest render check, so it was not featured: every learner it answered "
-            "would get a broken page. Re-run the check after a fix, or feature a page that passed."
+            "would get a broken page. Re-run the check (a busy machine can fail one), or feature a page that passed."
         )
     page.featured = featured
     page.save(update_fields=["featured"])
