@@ -16,7 +16,7 @@ const state = {
   thread: app.dataset.thread || null,
   generation: null, // the generation being watched
   lastAsk: null, // {question, lang, thread} to resend on "Try again"
-  fixing: null, // {attempt, attempts} while a page that failed its check is written again
+  fixing: null, // {attempt, attempts, verdict} while a page that failed its check (verdict) is written again
   committed: [],
   draft: { block: null, pieces: [] }, // the last draft shown, to light up what each new one decides
   startedAt: 0,
@@ -196,16 +196,25 @@ const handlers = {
     state.fixing = null;
   },
   qa(e) {
-    if (e.repair) return; // a repair is under way: its own page and check follow
     const failed = (e.checks || []).filter((c) => !c.passed).map((c) => c.name);
     const button = document.querySelector(`.version[data-page="${e.page}"]`);
     if (button && e.status === "failed") flagVersion(button);
-    if ($("page-frame").dataset.page === String(e.page)) $("page-warning").hidden = e.status !== "failed";
-    $("qa").className = `qa ${e.passed ? "passed" : "failed"}`;
-    $("qa").textContent = e.passed ? say().checked : say().checkFailed(e.summary || failed.join(", "));
+    const verdict = {
+      page: e.page, status: e.status, passed: e.passed,
+      text: e.passed ? say().checked : say().checkFailed(e.summary || failed.join(", ")),
+    };
+    // A repair is under way: its own page and check follow, unless it fails, and then this verdict stands.
+    if (e.repair) {
+      if (state.fixing) state.fixing.verdict = verdict;
+      return;
+    }
+    showVerdict(verdict);
   },
   error(e) {
     if (e.generation && state.generation && e.generation !== state.generation) return;
+    // A repair that fails leaves the page it was repairing as the thread's last, with that page's check.
+    const verdict = state.fixing?.verdict;
+    if (verdict) showVerdict(verdict);
     state.generation = null;
     state.fixing = null;
     hide("live");
@@ -282,6 +291,13 @@ function showPage(url, question, page, check = "") {
   $("page-question").textContent = question;
   show("result");
   $("follow-question").value = "";
+}
+
+// A render check's verdict: the badge, and the warning when the page it checked is the one shown.
+function showVerdict({ page, status, passed, text }) {
+  if ($("page-frame").dataset.page === String(page)) $("page-warning").hidden = status !== "failed";
+  $("qa").className = `qa ${passed ? "passed" : "failed"}`;
+  $("qa").textContent = text;
 }
 
 function flagVersion(button) {

@@ -1,0 +1,71 @@
+"""The learner UI in Chromium with a scripted socket in place of the server: each test sends the events of one
+situation (docs/protocol.md) and checks what the learner sees, types and reaches with the keyboard."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.support.sockets import ScriptedSocket
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+THREAD = "5b7a1e52-4c1d-4a8e-9f0b-2d6c3e8a9b10"
+G1, G2, G3 = (f"c41d0e6a-0000-4000-8000-00000000000{n}" for n in (1, 2, 3))
+QUESTION = "Why do planets orbit?"
+
+
+@pytest.fixture
+def learner(browser, live_server_url):
+    """A new learner's page whose socket the test scripts: (the page, its socket)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    socket = ScriptedSocket(page)
+    page.goto(live_server_url + "/")
+    return page, socket
+
+
+def ask(page, socket, question: str = QUESTION, box: str = "#question") -> dict:
+    """Type `question` and press Enter, as a learner does; returns the `ask` the page sent."""
+    page.fill(box, question)
+    page.press(box, "Enter")
+    return socket.wait_for("ask")
+
+
+def written(socket, generation: str, page: int, version: int):
+    """Generation `generation` queues and writes page `page`, version `version` of the thread."""
+    socket.send("queued", generation, thread=THREAD, position=0)
+    socket.send("done", generation, thread=THREAD, page=page, page_url=f"/pages/{page}/?k=x", version=version,
+                stats={"tokens": 120, "seconds": 1.5, "tokens_per_s": 80})
+
+
+def failed_check(socket, generation: str, page: int, version: int, repair: str, attempt: int):
+    """Page `page` fails its render check and generation `repair` writes it again (`fixing`, then `qa`)."""
+    socket.send("fixing", generation, thread=THREAD, page=page, version=version, attempt=attempt, attempts=2,
+                errors=["ReferenceError: notDefinedAnywhere is not defined"], repair=repair)
+    socket.send("qa", generation, page=page, version=version, check=page, passed=False, status="failed",
+                summary="the page threw: ReferenceError", thumbnail_url=None, repair=repair,
+                checks=[{"name": "no_errors", "passed": False, "detail": "ReferenceError", "required": True}])
+
+
+def test_a_last_repair_that_fails_leaves_the_page_as_a_reload_shows_it(learner):
+    page, socket = learner
+    ask(page, socket)
+    written(socket, G1, page=1, version=1)
+    failed_check(socket, G1, page=1, version=1, repair=G2, attempt=1)
+    written(socket, G2, page=2, version=2)
+    failed_check(socket, G2, page=2, version=2, repair=G3, attempt=2)
+    socket.send("queued", G3, thread=THREAD, position=0)
+    socket.send("error", G3, code="empty_page", message="The model wrote no complete page: no </html>.")
+
+    expect(page.locator("#problem-text")).to_contain_text("no complete page")
+    # The failed v2 stays, warned about, with its check's verdict instead of "checking…".
+    expect(page.locator("#page-frame")).to_have_attribute("data-page", "2")
+    expect(page.locator("#page-warning")).to_be_visible()
+    expect(page.locator("#qa")).to_have_text("⚠ Page check: the page threw: ReferenceError")
+    # Both versions are marked as a reload marks them, and the earlier one keeps its warning when opened.
+    expect(page.locator("#versions .version")).to_have_text([re.compile(r"^⚠ v1 · "), re.compile(r"^⚠ v2 · ")])
+    page.locator("#versions .version").first.click()
+    expect(page.locator("#page-frame")).to_have_attribute("data-page", "1")
+    expect(page.locator("#page-warning")).to_be_visible()
