@@ -17,6 +17,7 @@ const state = {
   generation: null, // the generation being watched
   lastAsk: null, // {question, lang, thread} to resend on "Try again"
   fixing: null, // {attempt, attempts, verdict} while a page that failed its check (verdict) is written again
+  stopping: false, // Stop was pressed: the status says so until the generation ends
   committed: [],
   draft: { block: null, pieces: [] }, // the last draft shown, to light up what each new one decides
   startedAt: 0,
@@ -71,6 +72,7 @@ function ask(question, lang, thread, topic) {
 
 function startLive(question) {
   state.generation = null;
+  state.stopping = false;
   state.committed = [];
   state.draft = { block: null, pieces: [] };
   state.startedAt = performance.now();
@@ -92,6 +94,7 @@ const handlers = {
     state.thread = e.thread;
     app.dataset.thread = e.thread;
     history.replaceState(null, "", `/t/${e.thread}/`);
+    if (state.stopping) return; // a place in the queue no longer matters
     // Sent again as the queue moves (and when a question is sent to the model again after an outage).
     const waiting = e.position > 0 ? say().waiting(e.position) : say().starting;
     const again = e.message ? say().problems.requeued ?? e.message : "";
@@ -363,6 +366,7 @@ $("versions").addEventListener("click", (ev) => {
 $("stop-button").addEventListener("click", () => {
   if (!state.generation) return;
   $("stop-button").disabled = true;
+  state.stopping = true;
   $("status").textContent = say().stopping;
   socket.send({ type: "cancel", generation: state.generation });
 });

@@ -69,3 +69,14 @@ def test_a_last_repair_that_fails_leaves_the_page_as_a_reload_shows_it(learner):
     page.locator("#versions .version").first.click()
     expect(page.locator("#page-frame")).to_have_attribute("data-page", "1")
     expect(page.locator("#page-warning")).to_be_visible()
+
+
+def test_stop_pressed_while_queued_keeps_saying_so_as_the_queue_moves(learner):
+    page, socket = learner
+    ask(page, socket)
+    socket.send("queued", G1, thread=THREAD, position=2)
+    expect(page.locator("#status")).to_have_text("Waiting for the model: 2 ahead of you…")
+    page.click("#stop-button")
+    assert socket.wait_for("cancel")["generation"] == G1
+    socket.send("queued", G1, thread=THREAD, position=1)
+    expect(page.locator("#status")).to_have_text("Stopping after this block…")
