@@ -18,6 +18,7 @@ const state = {
   lastAsk: null, // {question, lang, thread} to resend on "Try again"
   fixing: null, // {attempt, attempts, verdict} while a page that failed its check (verdict) is written again
   stopping: false, // Stop was pressed: the status says so until the generation ends
+  hidden: new Map(), // page → its entry in the versions, kept while a teacher hides it
   committed: [],
   draft: { block: null, pieces: [] }, // the last draft shown, to light up what each new one decides
   startedAt: 0,
@@ -232,17 +233,24 @@ const handlers = {
     if (!$("page-frame").getAttribute("src")) show("ask-section");
   },
   page_hidden(e) {
-    document.querySelector(`.version[data-page="${e.page}"]`)?.closest("li")?.remove();
+    const entry = document.querySelector(`.version[data-page="${e.page}"]`)?.closest("li");
+    if (entry) {
+      state.hidden.set(String(e.page), entry);
+      entry.remove();
+    }
     if ($("page-frame").dataset.page === String(e.page)) {
-      $("page-frame").removeAttribute("src");
+      clearPage();
       $("page-question").textContent = say().pageHidden;
     }
   },
   page_shown(e) {
-    // A teacher showed a hidden page of this thread again: it rejoins the versions.
+    // A teacher showed a hidden page of this thread again: it rejoins the versions, with its question and
+    // check if this view listed it before (a page hidden before the view loaded is not in the template).
     if (e.thread !== state.thread || document.querySelector(`.version[data-page="${e.page}"]`)) return;
-    addVersion(e.page, e.version, say().pageShown);
-    if (!$("page-frame").getAttribute("src")) showPage(pageLink(e.page), say().pageShown, e.page);
+    const kept = state.hidden.get(String(e.page));
+    const button = kept ? placeVersion(kept, e.version) : addVersion(e.page, e.version, say().pageShown);
+    const { url, question, check } = button.dataset;
+    if (!$("page-frame").getAttribute("src")) showPage(url, question, e.page, check);
   },
 };
 
@@ -303,6 +311,15 @@ function showVerdict({ page, status, passed, text }) {
   $("qa").textContent = text;
 }
 
+// The frame and what goes with it, emptied: the page it showed is no longer the learner's to open.
+function clearPage() {
+  const frame = $("page-frame");
+  frame.removeAttribute("src");
+  delete frame.dataset.page;
+  $("page-download").removeAttribute("href");
+  for (const id of ["page-download", "page-warning", "qa"]) hide(id);
+}
+
 function flagVersion(button) {
   button.dataset.check = "failed";
   if (!button.classList.contains("failed")) {
@@ -311,7 +328,7 @@ function flagVersion(button) {
   }
 }
 
-// A version's entry, in version order (a page a teacher shows again may be older than the others).
+// A version's entry; returns its button.
 function addVersion(page, version, question) {
   const li = document.createElement("li");
   const button = document.createElement("button");
@@ -320,8 +337,14 @@ function addVersion(page, version, question) {
   Object.assign(button.dataset, { page, version, url: pageLink(page), question });
   button.textContent = `v${version} · ${question}`;
   li.append(button);
+  return placeVersion(li, version);
+}
+
+// An entry put in version order (a page a teacher shows again may be older than the others); returns its button.
+function placeVersion(li, version) {
   const later = [...$("versions").querySelectorAll(".version")].find((b) => Number(b.dataset.version) > version);
   $("versions").insertBefore(li, later?.closest("li") ?? null);
+  return li.querySelector(".version");
 }
 
 function scrollDraft() {
