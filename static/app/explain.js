@@ -61,7 +61,10 @@ function showSuggestions() {
 
 function ask(question, lang, thread, topic) {
   question = question.trim();
-  if (!question) return;
+  if (!question) { // `required` lets spaces through; the server would refuse them
+    showProblem(say().emptyQuestion);
+    return;
+  }
   state.lastAsk = { question, lang, thread, topic };
   const message = { type: "ask", question, lang };
   if (thread) message.thread = thread;
@@ -179,14 +182,11 @@ const handlers = {
     hide("live");
     if (e.unchanged) {
       // The model wrote the page the learner already has: no new version to add or check. Said in the
-      // problem box, which a late check of the shown page does not overwrite.
+      // problem box, which a late check of the shown page does not overwrite. What the learner typed in
+      // the follow-up box stays, to be asked again in other words.
       state.generation = null;
       state.fixing = null;
-      $("follow-question").value = "";
-      $("problem-text").textContent = say().unchanged;
-      showNearest([]);
-      $("retry-button").hidden = true;
-      show("problem");
+      showProblem(say().unchanged);
       return;
     }
     showPage(pageLink(e.page), $("live-question").textContent, e.page);
@@ -225,11 +225,11 @@ const handlers = {
     // The server's words are English but for a refusal's; a Chinese question gets its own words for the
     // problems the page knows (a class's own wording, `blocked` and the like, is shown as written).
     const text = e.code === "cancelled" ? say().stopped : say().problems[e.code] ?? e.message;
-    $("problem-text").textContent = text;
-    showNearest(e.code === "unknown_topic" ? e.nearest || [] : []);
-    // Asking the same question again would only be refused again.
-    $("retry-button").hidden = !state.lastAsk || FINAL_CODES.has(e.code);
-    show("problem");
+    showProblem(text, {
+      nearest: e.code === "unknown_topic" ? e.nearest || [] : [],
+      // Asking the same question again would only be refused again.
+      retry: Boolean(state.lastAsk) && !FINAL_CODES.has(e.code),
+    });
     if (!$("page-frame").getAttribute("src")) show("ask-section");
   },
   page_hidden(e) {
@@ -258,6 +258,21 @@ function handle(event) {
   // A reconnect resumes the generation being watched: events say how far this page has got.
   if (event.generation && event.generation === state.generation) socket.seen(event.generation, event.id);
   handlers[event.type]?.(event);
+}
+
+// A problem, in the box above the page: with a refusal's nearest topics, and "Try again" where it can help.
+function showProblem(text, { nearest = [], retry = false } = {}) {
+  $("problem-text").textContent = text;
+  showNearest(nearest);
+  $("retry-button").hidden = !retry;
+  show("problem");
+}
+
+// `maxlength` cuts a longer paste without a word: once the text reaches it, the note under the box says so.
+function sayLimit(box) {
+  const note = $(`${box.id}-limit`);
+  note.textContent = say().atLimit(box.maxLength);
+  note.hidden = box.value.length < box.maxLength;
 }
 
 // A refusal's nearest library topics, each a button that asks for that topic.
@@ -302,6 +317,7 @@ function showPage(url, question, page, check = "") {
   $("page-question").textContent = question;
   show("result");
   $("follow-question").value = "";
+  sayLimit($("follow-question"));
 }
 
 // A render check's verdict: the badge, and the warning when the page it checked is the one shown.
@@ -375,12 +391,14 @@ $("suggestions").addEventListener("click", (ev) => {
   const chip = ev.target.closest(".chip");
   if (!chip) return;
   $("question").value = chip.dataset.question;
+  sayLimit($("question"));
   ask(chip.dataset.question, chip.dataset.lang || langOf(chip.dataset.question), null);
 });
 $("nearest-topics").addEventListener("click", (ev) => {
   const chip = ev.target.closest(".chip");
   if (chip) ask(chip.dataset.question, state.lastAsk?.lang || uiLang(), null, chip.dataset.topic);
 });
+for (const box of [$("question"), $("follow-question")]) box.addEventListener("input", () => sayLimit(box));
 $("lang").addEventListener("change", () => { localise(); showSuggestions(); });
 $("versions").addEventListener("click", (ev) => {
   const button = ev.target.closest(".version");

@@ -80,3 +80,37 @@ def test_stop_pressed_while_queued_keeps_saying_so_as_the_queue_moves(learner):
     assert socket.wait_for("cancel")["generation"] == G1
     socket.send("queued", G1, thread=THREAD, position=1)
     expect(page.locator("#status")).to_have_text("Stopping after this block…")
+
+
+def test_a_whitespace_question_says_to_type_one_and_sends_nothing(learner):
+    page, socket = learner
+    page.fill("#question", "   ")
+    page.press("#question", "Enter")
+    expect(page.locator("#problem-text")).to_have_text("Type a question first.")
+    expect(page.locator("#retry-button")).to_be_hidden()
+    expect(page.locator("#ask-section")).to_be_visible()
+    assert not [m for m in socket.received if m["type"] == "ask"]
+
+
+def test_a_paste_past_the_length_limit_says_it_was_cut(learner):
+    page, _socket = learner
+    expect(page.locator("#question-limit")).to_be_hidden()
+    page.focus("#question")
+    page.keyboard.insert_text("Why " * 150)  # 600 characters, pasted at once
+    assert len(page.input_value("#question")) == 500
+    expect(page.locator("#question-limit")).to_have_text("Questions can be at most 500 characters: anything longer is cut.")
+    page.keyboard.press("Backspace")
+    expect(page.locator("#question-limit")).to_be_hidden()
+
+
+def test_a_follow_up_that_changes_nothing_keeps_what_the_learner_typed(learner):
+    page, socket = learner
+    ask(page, socket)
+    written(socket, G1, page=1, version=1)
+    sent = ask(page, socket, "Now at sunset", box="#follow-question")
+    assert sent["thread"] == THREAD
+    socket.send("queued", G2, thread=THREAD, position=0)
+    socket.send("done", G2, thread=THREAD, page=1, page_url="/pages/1/?k=x", version=1, unchanged=True,
+                stats={"unchanged": True})
+    expect(page.locator("#problem-text")).to_contain_text("the same page again")
+    expect(page.locator("#follow-question")).to_have_value("Now at sunset")
