@@ -89,6 +89,7 @@ function startLive(question) {
   $("stop-button").disabled = false;
   show("live");
   hide("ask-section");
+  passFocus("ask-section", "status");
 }
 
 // Server events, one handler each.
@@ -187,9 +188,11 @@ const handlers = {
       state.generation = null;
       state.fixing = null;
       showProblem(say().unchanged);
+      passFocus("live", "problem");
       return;
     }
     showPage(pageLink(e.page), $("live-question").textContent, e.page);
+    passFocus("live", "page-question");
     addVersion(e.page, e.version, $("live-question").textContent);
     $("qa").hidden = false;
     $("qa").className = "qa pending";
@@ -230,6 +233,7 @@ const handlers = {
       // Asking the same question again would only be refused again.
       retry: Boolean(state.lastAsk) && !FINAL_CODES.has(e.code),
     });
+    passFocus("live", "problem");
     if (!$("page-frame").getAttribute("src")) show("ask-section");
   },
   page_hidden(e) {
@@ -366,6 +370,13 @@ function placeVersion(li, version) {
 function scrollDraft() {
   const pre = $("draft");
   pre.scrollTop = pre.scrollHeight;
+}
+
+// Hiding the section that holds the focus drops it to <body>, and the next Tab starts the page over: it
+// goes on to what takes the section's place instead.
+function passFocus(from, to) {
+  const active = document.activeElement;
+  if (active === document.body || $(from).contains(active)) $(to).focus();
 }
 
 function show(id) { $(id).hidden = false; }

@@ -114,3 +114,23 @@ def test_a_follow_up_that_changes_nothing_keeps_what_the_learner_typed(learner):
                 stats={"unchanged": True})
     expect(page.locator("#problem-text")).to_contain_text("the same page again")
     expect(page.locator("#follow-question")).to_have_value("Now at sunset")
+
+
+def test_after_enter_the_focus_follows_the_live_view_to_the_page(learner):
+    page, socket = learner
+    ask(page, socket)
+    expect(page.locator("#status")).to_be_focused()  # not <body>: the ask form is gone
+    written(socket, G1, page=1, version=1)
+    expect(page.locator("#page-question")).to_be_focused()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.getElementById('result').contains(document.activeElement)")
+
+
+def test_after_enter_a_refusal_takes_the_focus(learner):
+    page, socket = learner
+    ask(page, socket)
+    socket.send("queued", G1, thread=THREAD, position=0)
+    socket.send("error", G1, code="generation_failed", message="The model failed.")
+    expect(page.locator("#problem")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#retry-button")).to_be_focused()
