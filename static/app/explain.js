@@ -7,9 +7,12 @@ const $ = (id) => document.getElementById(id);
 const MASK = "▒";
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 const LANG_NAMES = { en: "English", zh: "中文" };
-// Errors about the question itself: sending it again gets the same answer, so "Try again" is not offered.
+// Errors about the question itself, or a limit it ran into (`rate_limited` lasts the hour): sending it again
+// gets the same answer, so "Try again" is not offered. A page that failed (`empty_page`) may well be written
+// next time: a model samples anew.
 const FINAL_CODES = new Set(["unknown_topic", "cannot_revise", "empty_question", "question_too_long",
-  "unsupported_language", "bad_field", "unknown_thread", "blocked", "off_topic", "language", "limit"]);
+  "unsupported_language", "bad_field", "unknown_thread", "blocked", "off_topic", "language", "limit",
+  "rate_limited"]);
 
 const app = $("app");
 const state = {

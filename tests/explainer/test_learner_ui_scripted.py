@@ -134,3 +134,15 @@ def test_after_enter_a_refusal_takes_the_focus(learner):
     expect(page.locator("#problem")).to_be_focused()
     page.keyboard.press("Tab")
     expect(page.locator("#retry-button")).to_be_focused()
+
+
+# `rate_limited` answers the `ask` itself; `empty_page` ends a generation, and a model samples anew next time.
+@pytest.mark.parametrize(("code", "generation", "retry"), [("rate_limited", None, False), ("empty_page", G1, True)])
+def test_try_again_is_offered_only_where_asking_again_can_work(learner, code, generation, retry):
+    page, socket = learner
+    ask(page, socket)
+    if generation:
+        socket.send("queued", generation, thread=THREAD, position=0)
+    socket.send("error", generation, code=code, message="Something went wrong.", request="ask")
+    expect(page.locator("#problem")).to_be_visible()
+    assert page.locator("#retry-button").is_visible() == retry
