@@ -7,16 +7,21 @@ const $ = (id) => document.getElementById(id);
 const MASK = "▒";
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 const LANG_NAMES = { en: "English", zh: "中文" };
-// Errors about the question itself: sending it again gets the same answer, so "Try again" is not offered.
+// Errors about the question itself, or a limit it ran into (`rate_limited` lasts the hour): sending it again
+// gets the same answer, so "Try again" is not offered. A page that failed (`empty_page`) may well be written
+// next time: a model samples anew.
 const FINAL_CODES = new Set(["unknown_topic", "cannot_revise", "empty_question", "question_too_long",
-  "unsupported_language", "bad_field", "unknown_thread", "blocked", "off_topic", "language", "limit"]);
+  "unsupported_language", "bad_field", "unknown_thread", "blocked", "off_topic", "language", "limit",
+  "rate_limited"]);
 
 const app = $("app");
 const state = {
   thread: app.dataset.thread || null,
   generation: null, // the generation being watched
   lastAsk: null, // {question, lang, thread} to resend on "Try again"
-  fixing: null, // {attempt, attempts} while a page that failed its check is written again
+  fixing: null, // {attempt, attempts, verdict} while a page that failed its check (verdict) is written again
+  stopping: false, // Stop was pressed: the status says so until the generation ends
+  hidden: new Map(), // page → its entry in the versions, kept while a teacher hides it
   committed: [],
   draft: { block: null, pieces: [] }, // the last draft shown, to light up what each new one decides
   startedAt: 0,
@@ -59,7 +64,10 @@ function showSuggestions() {
 
 function ask(question, lang, thread, topic) {
   question = question.trim();
-  if (!question) return;
+  if (!question) { // `required` lets spaces through; the server would refuse them
+    showProblem(say().emptyQuestion);
+    return;
+  }
   state.lastAsk = { question, lang, thread, topic };
   const message = { type: "ask", question, lang };
   if (thread) message.thread = thread;
@@ -71,6 +79,7 @@ function ask(question, lang, thread, topic) {
 
 function startLive(question) {
   state.generation = null;
+  state.stopping = false;
   state.committed = [];
   state.draft = { block: null, pieces: [] };
   state.startedAt = performance.now();
@@ -83,6 +92,7 @@ function startLive(question) {
   $("stop-button").disabled = false;
   show("live");
   hide("ask-section");
+  passFocus("ask-section", "status");
 }
 
 // Server events, one handler each.
@@ -92,6 +102,7 @@ const handlers = {
     state.thread = e.thread;
     app.dataset.thread = e.thread;
     history.replaceState(null, "", `/t/${e.thread}/`);
+    if (state.stopping) return; // a place in the queue no longer matters
     // Sent again as the queue moves (and when a question is sent to the model again after an outage).
     const waiting = e.position > 0 ? say().waiting(e.position) : say().starting;
     const again = e.message ? say().problems.requeued ?? e.message : "";
@@ -175,17 +186,16 @@ const handlers = {
     hide("live");
     if (e.unchanged) {
       // The model wrote the page the learner already has: no new version to add or check. Said in the
-      // problem box, which a late check of the shown page does not overwrite.
+      // problem box, which a late check of the shown page does not overwrite. What the learner typed in
+      // the follow-up box stays, to be asked again in other words.
       state.generation = null;
       state.fixing = null;
-      $("follow-question").value = "";
-      $("problem-text").textContent = say().unchanged;
-      showNearest([]);
-      $("retry-button").hidden = true;
-      show("problem");
+      showProblem(say().unchanged);
+      passFocus("live", "problem");
       return;
     }
     showPage(pageLink(e.page), $("live-question").textContent, e.page);
+    passFocus("live", "page-question");
     addVersion(e.page, e.version, $("live-question").textContent);
     $("qa").hidden = false;
     $("qa").className = "qa pending";
@@ -196,41 +206,58 @@ const handlers = {
     state.fixing = null;
   },
   qa(e) {
-    if (e.repair) return; // a repair is under way: its own page and check follow
     const failed = (e.checks || []).filter((c) => !c.passed).map((c) => c.name);
     const button = document.querySelector(`.version[data-page="${e.page}"]`);
     if (button && e.status === "failed") flagVersion(button);
-    if ($("page-frame").dataset.page === String(e.page)) $("page-warning").hidden = e.status !== "failed";
-    $("qa").className = `qa ${e.passed ? "passed" : "failed"}`;
-    $("qa").textContent = e.passed ? say().checked : say().checkFailed(e.summary || failed.join(", "));
+    const verdict = {
+      page: e.page, status: e.status, passed: e.passed,
+      text: e.passed ? say().checked : say().checkFailed(e.summary || failed.join(", ")),
+    };
+    // A repair is under way: its own page and check follow, unless it fails, and then this verdict stands.
+    if (e.repair) {
+      if (state.fixing) state.fixing.verdict = verdict;
+      return;
+    }
+    showVerdict(verdict);
   },
   error(e) {
     if (e.generation && state.generation && e.generation !== state.generation) return;
+    // A repair that fails leaves the page it was repairing as the thread's last, with that page's check.
+    const verdict = state.fixing?.verdict;
+    if (verdict) showVerdict(verdict);
     state.generation = null;
     state.fixing = null;
     hide("live");
     // The server's words are English but for a refusal's; a Chinese question gets its own words for the
     // problems the page knows (a class's own wording, `blocked` and the like, is shown as written).
     const text = e.code === "cancelled" ? say().stopped : say().problems[e.code] ?? e.message;
-    $("problem-text").textContent = text;
-    showNearest(e.code === "unknown_topic" ? e.nearest || [] : []);
-    // Asking the same question again would only be refused again.
-    $("retry-button").hidden = !state.lastAsk || FINAL_CODES.has(e.code);
-    show("problem");
+    showProblem(text, {
+      nearest: e.code === "unknown_topic" ? e.nearest || [] : [],
+      // Asking the same question again would only be refused again.
+      retry: Boolean(state.lastAsk) && !FINAL_CODES.has(e.code),
+    });
+    passFocus("live", "problem");
     if (!$("page-frame").getAttribute("src")) show("ask-section");
   },
   page_hidden(e) {
-    document.querySelector(`.version[data-page="${e.page}"]`)?.closest("li")?.remove();
+    const entry = document.querySelector(`.version[data-page="${e.page}"]`)?.closest("li");
+    if (entry) {
+      state.hidden.set(String(e.page), entry);
+      entry.remove();
+    }
     if ($("page-frame").dataset.page === String(e.page)) {
-      $("page-frame").removeAttribute("src");
+      clearPage();
       $("page-question").textContent = say().pageHidden;
     }
   },
   page_shown(e) {
-    // A teacher showed a hidden page of this thread again: it rejoins the versions.
+    // A teacher showed a hidden page of this thread again: it rejoins the versions, with its question and
+    // check if this view listed it before (a page hidden before the view loaded is not in the template).
     if (e.thread !== state.thread || document.querySelector(`.version[data-page="${e.page}"]`)) return;
-    addVersion(e.page, e.version, say().pageShown);
-    if (!$("page-frame").getAttribute("src")) showPage(pageLink(e.page), say().pageShown, e.page);
+    const kept = state.hidden.get(String(e.page));
+    const button = kept ? placeVersion(kept, e.version) : addVersion(e.page, e.version, say().pageShown);
+    const { url, question, check } = button.dataset;
+    if (!$("page-frame").getAttribute("src")) showPage(url, question, e.page, check);
   },
 };
 
@@ -238,6 +265,21 @@ function handle(event) {
   // A reconnect resumes the generation being watched: events say how far this page has got.
   if (event.generation && event.generation === state.generation) socket.seen(event.generation, event.id);
   handlers[event.type]?.(event);
+}
+
+// A problem, in the box above the page: with a refusal's nearest topics, and "Try again" where it can help.
+function showProblem(text, { nearest = [], retry = false } = {}) {
+  $("problem-text").textContent = text;
+  showNearest(nearest);
+  $("retry-button").hidden = !retry;
+  show("problem");
+}
+
+// `maxlength` cuts a longer paste without a word: once the text reaches it, the note under the box says so.
+function sayLimit(box) {
+  const note = $(`${box.id}-limit`);
+  note.textContent = say().atLimit(box.maxLength);
+  note.hidden = box.value.length < box.maxLength;
 }
 
 // A refusal's nearest library topics, each a button that asks for that topic.
@@ -282,6 +324,23 @@ function showPage(url, question, page, check = "") {
   $("page-question").textContent = question;
   show("result");
   $("follow-question").value = "";
+  sayLimit($("follow-question"));
+}
+
+// A render check's verdict: the badge, and the warning when the page it checked is the one shown.
+function showVerdict({ page, status, passed, text }) {
+  if ($("page-frame").dataset.page === String(page)) $("page-warning").hidden = status !== "failed";
+  $("qa").className = `qa ${passed ? "passed" : "failed"}`;
+  $("qa").textContent = text;
+}
+
+// The frame and what goes with it, emptied: the page it showed is no longer the learner's to open.
+function clearPage() {
+  const frame = $("page-frame");
+  frame.removeAttribute("src");
+  delete frame.dataset.page;
+  $("page-download").removeAttribute("href");
+  for (const id of ["page-download", "page-warning", "qa"]) hide(id);
 }
 
 function flagVersion(button) {
@@ -292,7 +351,7 @@ function flagVersion(button) {
   }
 }
 
-// A version's entry, in version order (a page a teacher shows again may be older than the others).
+// A version's entry; returns its button.
 function addVersion(page, version, question) {
   const li = document.createElement("li");
   const button = document.createElement("button");
@@ -301,13 +360,26 @@ function addVersion(page, version, question) {
   Object.assign(button.dataset, { page, version, url: pageLink(page), question });
   button.textContent = `v${version} · ${question}`;
   li.append(button);
+  return placeVersion(li, version);
+}
+
+// An entry put in version order (a page a teacher shows again may be older than the others); returns its button.
+function placeVersion(li, version) {
   const later = [...$("versions").querySelectorAll(".version")].find((b) => Number(b.dataset.version) > version);
   $("versions").insertBefore(li, later?.closest("li") ?? null);
+  return li.querySelector(".version");
 }
 
 function scrollDraft() {
   const pre = $("draft");
   pre.scrollTop = pre.scrollHeight;
+}
+
+// Hiding the section that holds the focus drops it to <body>, and the next Tab starts the page over: it
+// goes on to what takes the section's place instead.
+function passFocus(from, to) {
+  const active = document.activeElement;
+  if (active === document.body || $(from).contains(active)) $(to).focus();
 }
 
 function show(id) { $(id).hidden = false; }
@@ -333,12 +405,14 @@ $("suggestions").addEventListener("click", (ev) => {
   const chip = ev.target.closest(".chip");
   if (!chip) return;
   $("question").value = chip.dataset.question;
+  sayLimit($("question"));
   ask(chip.dataset.question, chip.dataset.lang || langOf(chip.dataset.question), null);
 });
 $("nearest-topics").addEventListener("click", (ev) => {
   const chip = ev.target.closest(".chip");
   if (chip) ask(chip.dataset.question, state.lastAsk?.lang || uiLang(), null, chip.dataset.topic);
 });
+for (const box of [$("question"), $("follow-question")]) box.addEventListener("input", () => sayLimit(box));
 $("lang").addEventListener("change", () => { localise(); showSuggestions(); });
 $("versions").addEventListener("click", (ev) => {
   const button = ev.target.closest(".version");
@@ -347,6 +421,7 @@ $("versions").addEventListener("click", (ev) => {
 $("stop-button").addEventListener("click", () => {
   if (!state.generation) return;
   $("stop-button").disabled = true;
+  state.stopping = true;
   $("status").textContent = say().stopping;
   socket.send({ type: "cancel", generation: state.generation });
 });

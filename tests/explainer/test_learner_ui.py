@@ -225,11 +225,18 @@ def test_a_page_the_teacher_hides_then_shows_leaves_and_rejoins_the_open_view(br
         with ThreadPoolExecutor(1) as pool:
             pool.submit(page_set_hidden, page=page, hidden=hidden).result()
 
+    download = view.locator("#page-download")
+    expect(download).to_be_visible()
+
     teacher_sets(hidden=True)
     expect(view.locator("#versions li")).to_have_count(0, timeout=TIMEOUT_MS)
     expect(view.locator("#page-question")).to_have_text("Your teacher hid this page.")
+    expect(download).to_be_hidden()  # its link would only answer 404 now
+    assert download.get_attribute("href") is None
 
     teacher_sets(hidden=False)
     expect(view.locator("#versions li")).to_have_count(1, timeout=TIMEOUT_MS)
-    expect(view.locator("#versions li")).to_contain_text("v1 · shown again by your teacher")
+    expect(view.locator("#versions li")).to_have_text("v1 · Why does a compass point north?")  # as listed before
+    expect(view.locator("#page-question")).to_have_text("Why does a compass point north?")
     expect(frame.locator("h1")).to_have_text("Compass", timeout=TIMEOUT_MS)
+    expect(download).to_be_visible()

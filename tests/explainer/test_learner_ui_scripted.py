@@ -1,0 +1,148 @@
+"""The learner UI in Chromium with a scripted socket in place of the server: each test sends the events of one
+situation (docs/protocol.md) and checks what the learner sees, types and reaches with the keyboard."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.support.sockets import ScriptedSocket
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+THREAD = "5b7a1e52-4c1d-4a8e-9f0b-2d6c3e8a9b10"
+G1, G2, G3 = (f"c41d0e6a-0000-4000-8000-00000000000{n}" for n in (1, 2, 3))
+QUESTION = "Why do planets orbit?"
+
+
+@pytest.fixture
+def learner(browser, live_server_url):
+    """A new learner's page whose socket the test scripts: (the page, its socket)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    socket = ScriptedSocket(page)
+    page.goto(live_server_url + "/")
+    return page, socket
+
+
+def ask(page, socket, question: str = QUESTION, box: str = "#question") -> dict:
+    """Type `question` and press Enter, as a learner does; returns the `ask` the page sent."""
+    page.fill(box, question)
+    page.press(box, "Enter")
+    return socket.wait_for("ask")
+
+
+def written(socket, generation: str, page: int, version: int):
+    """Generation `generation` queues and writes page `page`, version `version` of the thread."""
+    socket.send("queued", generation, thread=THREAD, position=0)
+    socket.send("done", generation, thread=THREAD, page=page, page_url=f"/pages/{page}/?k=x", version=version,
+                stats={"tokens": 120, "seconds": 1.5, "tokens_per_s": 80})
+
+
+def failed_check(socket, generation: str, page: int, version: int, repair: str, attempt: int):
+    """Page `page` fails its render check and generation `repair` writes it again (`fixing`, then `qa`)."""
+    socket.send("fixing", generation, thread=THREAD, page=page, version=version, attempt=attempt, attempts=2,
+                errors=["ReferenceError: notDefinedAnywhere is not defined"], repair=repair)
+    socket.send("qa", generation, page=page, version=version, check=page, passed=False, status="failed",
+                summary="the page threw: ReferenceError", thumbnail_url=None, repair=repair,
+                checks=[{"name": "no_errors", "passed": False, "detail": "ReferenceError", "required": True}])
+
+
+def test_a_last_repair_that_fails_leaves_the_page_as_a_reload_shows_it(learner):
+    page, socket = learner
+    ask(page, socket)
+    written(socket, G1, page=1, version=1)
+    failed_check(socket, G1, page=1, version=1, repair=G2, attempt=1)
+    written(socket, G2, page=2, version=2)
+    failed_check(socket, G2, page=2, version=2, repair=G3, attempt=2)
+    socket.send("queued", G3, thread=THREAD, position=0)
+    socket.send("error", G3, code="empty_page", message="The model wrote no complete page: no </html>.")
+
+    expect(page.locator("#problem-text")).to_contain_text("no complete page")
+    # The failed v2 stays, warned about, with its check's verdict instead of "checking…".
+    expect(page.locator("#page-frame")).to_have_attribute("data-page", "2")
+    expect(page.locator("#page-warning")).to_be_visible()
+    expect(page.locator("#qa")).to_have_text("⚠ Page check: the page threw: ReferenceError")
+    # Both versions are marked as a reload marks them, and the earlier one keeps its warning when opened.
+    expect(page.locator("#versions .version")).to_have_text([re.compile(r"^⚠ v1 · "), re.compile(r"^⚠ v2 · ")])
+    page.locator("#versions .version").first.click()
+    expect(page.locator("#page-frame")).to_have_attribute("data-page", "1")
+    expect(page.locator("#page-warning")).to_be_visible()
+
+
+def test_stop_pressed_while_queued_keeps_saying_so_as_the_queue_moves(learner):
+    page, socket = learner
+    ask(page, socket)
+    socket.send("queued", G1, thread=THREAD, position=2)
+    expect(page.locator("#status")).to_have_text("Waiting for the model: 2 ahead of you…")
+    page.click("#stop-button")
+    assert socket.wait_for("cancel")["generation"] == G1
+    socket.send("queued", G1, thread=THREAD, position=1)
+    expect(page.locator("#status")).to_have_text("Stopping after this block…")
+
+
+def test_a_whitespace_question_says_to_type_one_and_sends_nothing(learner):
+    page, socket = learner
+    page.fill("#question", "   ")
+    page.press("#question", "Enter")
+    expect(page.locator("#problem-text")).to_have_text("Type a question first.")
+    expect(page.locator("#retry-button")).to_be_hidden()
+    expect(page.locator("#ask-section")).to_be_visible()
+    assert not [m for m in socket.received if m["type"] == "ask"]
+
+
+def test_a_paste_past_the_length_limit_says_it_was_cut(learner):
+    page, _socket = learner
+    expect(page.locator("#question-limit")).to_be_hidden()
+    page.focus("#question")
+    page.keyboard.insert_text("Why " * 150)  # 600 characters, pasted at once
+    assert len(page.input_value("#question")) == 500
+    expect(page.locator("#question-limit")).to_have_text("Questions can be at most 500 characters: anything longer is cut.")
+    page.keyboard.press("Backspace")
+    expect(page.locator("#question-limit")).to_be_hidden()
+
+
+def test_a_follow_up_that_changes_nothing_keeps_what_the_learner_typed(learner):
+    page, socket = learner
+    ask(page, socket)
+    written(socket, G1, page=1, version=1)
+    sent = ask(page, socket, "Now at sunset", box="#follow-question")
+    assert sent["thread"] == THREAD
+    socket.send("queued", G2, thread=THREAD, position=0)
+    socket.send("done", G2, thread=THREAD, page=1, page_url="/pages/1/?k=x", version=1, unchanged=True,
+                stats={"unchanged": True})
+    expect(page.locator("#problem-text")).to_contain_text("the same page again")
+    expect(page.locator("#follow-question")).to_have_value("Now at sunset")
+
+
+def test_after_enter_the_focus_follows_the_live_view_to_the_page(learner):
+    page, socket = learner
+    ask(page, socket)
+    expect(page.locator("#status")).to_be_focused()  # not <body>: the ask form is gone
+    written(socket, G1, page=1, version=1)
+    expect(page.locator("#page-question")).to_be_focused()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.getElementById('result').contains(document.activeElement)")
+
+
+def test_after_enter_a_refusal_takes_the_focus(learner):
+    page, socket = learner
+    ask(page, socket)
+    socket.send("queued", G1, thread=THREAD, position=0)
+    socket.send("error", G1, code="generation_failed", message="The model failed.")
+    expect(page.locator("#problem")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#retry-button")).to_be_focused()
+
+
+# `rate_limited` answers the `ask` itself; `empty_page` ends a generation, and a model samples anew next time.
+@pytest.mark.parametrize(("code", "generation", "retry"), [("rate_limited", None, False), ("empty_page", G1, True)])
+def test_try_again_is_offered_only_where_asking_again_can_work(learner, code, generation, retry):
+    page, socket = learner
+    ask(page, socket)
+    if generation:
+        socket.send("queued", generation, thread=THREAD, position=0)
+    socket.send("error", generation, code=code, message="Something went wrong.", request="ask")
+    expect(page.locator("#problem")).to_be_visible()
+    assert page.locator("#retry-button").is_visible() == retry
