@@ -170,6 +170,7 @@ const handlers = {
     scrollDraft();
   },
   stats(e) {
+    if (state.stopping) return; // the block being written is the last: say so until it ends
     const doing = state.fixing ? say().fixingTry(state.fixing.attempt, state.fixing.attempts) : say().writing;
     $("status").textContent = say().progress(doing, e.blocks, e.tokens, e.tokens_per_s);
   },

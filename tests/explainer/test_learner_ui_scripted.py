@@ -80,6 +80,9 @@ def test_stop_pressed_while_queued_keeps_saying_so_as_the_queue_moves(learner):
     assert socket.wait_for("cancel")["generation"] == G1
     socket.send("queued", G1, thread=THREAD, position=1)
     expect(page.locator("#status")).to_have_text("Stopping after this block…")
+    # A worker took it before the stop reached it: its progress does not hide the stop either.
+    socket.send("stats", G1, blocks=1, tokens=32, seconds=0.5, tokens_per_s=64.0)
+    expect(page.locator("#status")).to_have_text("Stopping after this block…")
 
 
 def test_a_whitespace_question_says_to_type_one_and_sends_nothing(learner):
