@@ -54,8 +54,10 @@ class TopicForm(forms.Form):
 
 
 class JoinForm(forms.Form):
-    join_code = forms.CharField(max_length=20, widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters"}))
-    display_name = forms.CharField(max_length=60, label="Your name in the class")
+    # Learners read this page before the app knows their language: every word is in English and Chinese.
+    join_code = forms.CharField(max_length=20, label="Join code · 班级代码",
+                                widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters"}))
+    display_name = forms.CharField(max_length=60, label="Your name in the class · 你在班里的名字")
 
 
 class LibraryPageForm(forms.Form):

@@ -37,7 +37,7 @@ def join(request):
     form = JoinForm(request.POST or None, initial={"join_code": request.GET.get("code", "")})
     if request.method == "POST" and getattr(request, "limited", False):
         # Join codes are short: guessing them must be slow. Nothing is checked while throttled.
-        form.add_error(None, "Too many tries from this network. Wait a minute, then try again.")
+        form.add_error(None, "Too many tries from this network. Wait a minute, then try again. · 这个网络尝试次数太多，请等一分钟再试。")
         return render(request, "teacher/join.html", {"form": form, "current": current}, status=429)
     if request.method == "POST" and form.is_valid():
         try:

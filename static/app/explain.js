@@ -69,6 +69,9 @@ function ask(question, lang, thread, topic) {
     return;
   }
   state.lastAsk = { question, lang, thread, topic };
+  // The status, the check badge, the topic lines and the problems speak the question's language from now
+  // on: screen readers should read them in it.
+  for (const id of ["live", "problem", "qa", "page-topic"]) $(id).lang = lang;
   const message = { type: "ask", question, lang };
   if (thread) message.thread = thread;
   if (topic) message.topic = topic;

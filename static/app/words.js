@@ -6,6 +6,10 @@ const round = (x, digits) => Number(Number(x).toFixed(digits));
 
 const WORDS = {
   en: {
+    joinClass: "Join a class",
+    classLink: "Class",
+    teachers: "Teachers",
+    yourQuestion: "Your question",
     sending: "Sending your question…",
     waiting: (ahead) => `Waiting for the model: ${ahead} ahead of you…`,
     starting: "Starting…",
@@ -47,6 +51,10 @@ const WORDS = {
     newQuestion: "New question",
   },
   zh: {
+    joinClass: "加入班级",
+    classLink: "班级",
+    teachers: "教师",
+    yourQuestion: "你的问题",
     sending: "正在发送你的问题……",
     waiting: (ahead) => `排队等待模型：前面还有 ${ahead} 个……`,
     starting: "开始……",

@@ -149,3 +149,22 @@ def test_try_again_is_offered_only_where_asking_again_can_work(learner, code, ge
     socket.send("error", generation, code=code, message="Something went wrong.", request="ask")
     expect(page.locator("#problem")).to_be_visible()
     assert page.locator("#retry-button").is_visible() == retry
+
+
+def test_a_chinese_interface_says_its_header_and_labels_in_chinese(browser, live_server_url):
+    context = browser.new_context(locale="zh-CN")
+    page = context.new_page()
+    page.goto(live_server_url + "/")
+    expect(page.locator("header.top nav a").first).to_have_text("加入班级")
+    expect(page.locator("label[for=question]")).to_have_text("你的问题")
+    assert page.evaluate("document.documentElement.lang") == "zh"
+    context.close()
+
+
+def test_a_chinese_question_in_an_english_interface_is_marked_chinese_for_screen_readers(learner):
+    page, socket = learner
+    assert page.evaluate("document.documentElement.lang") == "en"
+    ask(page, socket, "为什么行星绕着太阳转？")
+    socket.send("queued", G1, thread=THREAD, position=1)
+    expect(page.locator("#status")).to_have_text(re.compile("排队"))
+    assert page.evaluate("document.getElementById('status').closest('[lang]').lang") == "zh"
