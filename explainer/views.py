@@ -51,9 +51,21 @@ def _learner_context(request, thread=None) -> dict:
             for p in pages
         ],
         "recent_threads": threads_for_session(session_key=session_key),
+        # What the thread's page is about, as its `topic` event said when it was asked (the reloaded view shows it).
+        "topic_event": _topic_event(thread) if thread and pages else None,
         # A thread stopped or failed before its first page: its question waits in the box, to ask again.
         "ask_again": thread_first_question(thread=thread) if thread and not pages and not watching else "",
     }
+
+
+def _topic_event(thread) -> dict | None:
+    from explainer.services.generation import thread_answer_plan
+
+    first = thread.generations.order_by("created_at").only("question", "lang").first()
+    if first is None or not thread.topic_slug:
+        return None
+    plan = thread_answer_plan(question=first.question, lang=first.lang, thread=thread, classroom=thread.classroom)
+    return {**plan.event, "score": None, "nearest": []} if plan.event.get("slug") else None
 
 
 @require_safe

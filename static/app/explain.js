@@ -435,6 +435,15 @@ $("retry-button").addEventListener("click", () => {
 });
 localise();
 showSuggestions();
+// A reloaded thread says again what its page explains, and the shown version's check if it passed (a
+// failed one has its warning already).
+const savedTopic = document.getElementById("thread-topic");
+if (savedTopic) handlers.topic(JSON.parse(savedTopic.textContent));
+const shown = document.querySelector(`.version[data-page="${$("page-frame").dataset.page}"]`);
+if (shown?.dataset.check === "passed") {
+  showVerdict({ page: shown.dataset.page, status: "passed", passed: true, text: say().checked });
+  $("qa").hidden = false;
+}
 // Reloaded while a page of this thread was being written: watch it again from its first event.
 if (app.dataset.generation) {
   startLive(app.dataset.watchingQuestion || "");

@@ -168,3 +168,24 @@ def test_a_chinese_question_in_an_english_interface_is_marked_chinese_for_screen
     socket.send("queued", G1, thread=THREAD, position=1)
     expect(page.locator("#status")).to_have_text(re.compile("排队"))
     assert page.evaluate("document.getElementById('status').closest('[lang]').lang") == "zh"
+
+
+def test_a_reloaded_thread_says_again_what_its_page_explains_and_that_it_passed(browser, live_server_url,
+                                                                                monkeypatch):
+    from explainer.models import Generation, PageVersion, RenderCheck, Thread
+    from explainer.selectors.library import library_index
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM calls below run beside Playwright's loop
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(live_server_url + "/")
+    session_key = next(c["value"] for c in context.cookies() if c["name"] == "sessionid")
+    thread = Thread.objects.create(session_key=session_key, topic_slug="sky-blue")
+    generation = Generation.objects.create(thread=thread, question="Why is the sky blue?", status="done")
+    shown = PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<h1>Sky</h1>")
+    RenderCheck.objects.create(page=shown, status=RenderCheck.Status.PASSED)
+    page.goto(f"{live_server_url}/t/{thread.pk}/")
+    title = library_index().by_slug["sky-blue"].title
+    expect(page.locator("#page-topic")).to_contain_text(f"Explaining: {title}")
+    expect(page.locator("#qa")).to_have_text("✓ Page checked in a browser")
+    context.close()
