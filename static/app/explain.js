@@ -57,9 +57,14 @@ function localise() {
 }
 
 // Example questions come from the library in both languages; show those of the interface's language.
+// A class's own suggestions are its topics' seed questions, in whichever languages the teacher wrote them:
+// those in the interface's language, or all of them when none is.
 function showSuggestions() {
   const lang = uiLang();
-  for (const chip of $("suggestions").querySelectorAll(".chip[data-lang]")) chip.hidden = chip.dataset.lang !== lang;
+  const chips = [...$("suggestions").querySelectorAll(".chip")];
+  const langOfChip = (chip) => chip.dataset.lang || (CJK.test(chip.dataset.question) ? "zh" : "en");
+  const any = chips.some((chip) => langOfChip(chip) === lang);
+  for (const chip of chips) chip.hidden = any && langOfChip(chip) !== lang;
 }
 
 function ask(question, lang, thread, topic) {

@@ -189,3 +189,29 @@ def test_a_reloaded_thread_says_again_what_its_page_explains_and_that_it_passed(
     expect(page.locator("#page-topic")).to_contain_text(f"Explaining: {title}")
     expect(page.locator("#qa")).to_have_text("✓ Page checked in a browser")
     context.close()
+
+
+@pytest.mark.parametrize(("locale", "seeds", "visible"), [
+    ("en-US", ["Why do magnets stick?", "磁铁为什么能吸铁？"], ["Why do magnets stick?"]),
+    ("zh-CN", ["Why do magnets stick?", "磁铁为什么能吸铁？"], ["磁铁为什么能吸铁？"]),
+    ("zh-CN", ["Why do magnets stick?"], ["Why do magnets stick?"]),  # none in Chinese: all of them
+])
+def test_a_class_s_suggestions_are_those_in_the_interface_s_language(browser, live_server_url, monkeypatch,
+                                                                     locale, seeds, visible):
+    from django.contrib.auth import get_user_model
+
+    from explainer.models import Classroom, Topic
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM calls below run beside Playwright's loop
+    teacher = get_user_model().objects.create_user("t", password="pw-123456789")
+    classroom = Classroom.objects.create(name="7B", teacher=teacher)
+    Topic.objects.create(classroom=classroom, title="Magnetism", seed_questions=seeds)
+    context = browser.new_context(locale=locale)
+    page = context.new_page()
+    page.goto(live_server_url + "/join/")
+    page.fill("#join [name=join_code]", classroom.join_code)
+    page.fill("#join [name=display_name]", "Mia")
+    page.click("#join button")
+    page.goto(live_server_url + "/")
+    expect(page.locator("#suggestions .chip:visible")).to_have_text(visible)
+    context.close()
