@@ -175,8 +175,9 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         await self._page_visibility("page_shown", message)
 
     async def _page_visibility(self, type: str, message):
+        shown = {k: message[k] for k in ("question", "check") if k in message}  # page_shown's
         await self.send_event({"type": type, "id": 0, "page": message["page_id"], "thread": message["thread_id"],
-                               "version": message["version"]})
+                               "version": message["version"], **shown})
 
     # Plumbing.
 

@@ -33,6 +33,9 @@ def _broadcast(page: PageVersion, event_type: str) -> None:
     if layer is None:
         return
     message = {"type": event_type, "page_id": page.pk, "thread_id": str(page.thread_id), "version": page.version}
+    if event_type == PAGE_SHOWN_EVENT:  # a view that never listed the page needs its question and check too
+        message["question"] = page.generation.question if page.generation_id else ""
+        message["check"] = page_latest_check_status(page=page) or ""
     groups = [thread_group(page.thread_id)]
     if page.thread.classroom_id:
         groups.append(class_group(page.thread.classroom_id))

@@ -261,10 +261,11 @@ const handlers = {
   },
   page_shown(e) {
     // A teacher showed a hidden page of this thread again: it rejoins the versions, with its question and
-    // check if this view listed it before (a page hidden before the view loaded is not in the template).
+    // check (kept from when this view listed it, else from the event).
     if (e.thread !== state.thread || document.querySelector(`.version[data-page="${e.page}"]`)) return;
     const kept = state.hidden.get(String(e.page));
-    const button = kept ? placeVersion(kept, e.version) : addVersion(e.page, e.version, say().pageShown);
+    const button = kept ? placeVersion(kept, e.version) : addVersion(e.page, e.version, e.question || say().pageShown);
+    if (!kept && e.check === "failed") flagVersion(button);
     const { url, question, check } = button.dataset;
     if (!$("page-frame").getAttribute("src")) showPage(url, question, e.page, check);
   },

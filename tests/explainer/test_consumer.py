@@ -324,3 +324,8 @@ async def test_a_reopened_thread_page_watches_its_thread_and_hears_a_teacher_hid
     event = await ws.receive_json_from(timeout=5)
     assert (event["type"], event["page"], event["thread"]) == ("page_hidden", page.pk, str(page.thread_id))
     assert await ws.receive_nothing(timeout=0.5)
+    # Shown again, it comes with what a view that never listed it needs to list it.
+    await database_sync_to_async(page_set_hidden)(page=page, hidden=False)
+    event = await ws.receive_json_from(timeout=5)
+    assert (event["type"], event["page"], event["question"], event["check"]) == ("page_shown", page.pk,
+                                                                               "What is light?", "")
