@@ -42,10 +42,10 @@ def thread_latest_page(*, thread: Thread) -> PageVersion | None:
 
 
 def thread_current_page(*, thread: Thread, before_version: int | None = None) -> PageVersion | None:
-    """The version a follow-up revises: the newest whose latest render check did not fail (a failing
-    revision never becomes current), or the newest of all when every one failed. `before_version`:
-    only versions older than that one."""
-    pages = thread.pages.order_by("-version")
+    """The version a follow-up revises: the newest visible one whose latest render check did not fail (a
+    failing revision never becomes current), or the newest visible one when every one failed.
+    `before_version`: only versions older than that one."""
+    pages = thread.pages.filter(hidden=False).order_by("-version")  # a hidden page is never revised
     if before_version is not None:
         pages = pages.filter(version__lt=before_version)
     latest_check = RenderCheck.objects.filter(page=OuterRef("pk")).order_by("-created_at").values("status")[:1]

@@ -58,6 +58,11 @@ CANNOT_REVISE = {
     "zh": "这个页面是资料库里现成的课，这里的模型没法修改它；再问一次也只会显示同一页。可以提一个新问题，看看别的主题。",
 }
 
+PAGE_HIDDEN = {
+    "en": "Your teacher hid this page, so it cannot be revised. Ask a new question instead.",
+    "zh": "老师隐藏了这个页面，所以不能再修改它。可以提一个新问题。",
+}
+
 
 class GenerationRejected(Exception):
     """The request cannot become a generation; `code` and `message` go to the learner as an `error`.
@@ -153,6 +158,10 @@ def generation_create(
     verdict = moderation.question_check(classroom=classroom, learner=learner, question=question, lang=lang, kind=kind)
     if not verdict.allowed:
         raise GenerationRejected(verdict.code, verdict.message)
+    if thread is not None and thread.pages.exists() and not thread.pages.filter(hidden=False).exists():
+        # Every version was hidden by a teacher: a revision would bring the hidden page back.
+        rate_limits.question_refund(counted)
+        raise GenerationRejected("cannot_revise", PAGE_HIDDEN.get(lang, PAGE_HIDDEN["en"]))
     featured = featured_page_for(classroom=classroom, question=question) if kind == "ask" else None
     pinned = verdict.topic_exemplar if kind == "ask" else None
     plan = _answer_plan(question=question, lang=lang, thread=thread, picked=topic if kind == "ask" else None,

@@ -142,3 +142,21 @@ def test_the_repair_is_routed_before_the_check_takes_the_database_write_lock(run
     check(run, page_of(run, asked), passed=False)
     assert in_transaction == [False]
     assert Generation.objects.get(kind=Generation.Kind.REPAIR).status == "queued"
+
+
+def test_a_follow_up_never_revises_a_page_a_teacher_hid(run, redis_db):
+    from explainer.services.generation import GenerationRejected
+    from explainer.services.review import page_set_hidden
+
+    first = run(generation_create, question="How do neurons fire?", session_key="s1")
+    v1 = page_of(run, first, "<!doctype html><html><body>v1</body></html>")
+    second = run(generation_create, question="Make the signal slower", session_key="s1", thread_id=first.thread_id)
+    v2 = page_of(run, second, "<!doctype html><html><body>v2</body></html>")
+    run(page_set_hidden, page=v2, hidden=True)
+    run(generation_create, question="Add the myelin sheath", session_key="s1", thread_id=first.thread_id)
+    assert gpu_requests(redis_db)[-1][1]["previous_page"] == v1.html  # the newest page learners may see
+
+    run(page_set_hidden, page=v1, hidden=True)
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="And the synapse?", session_key="s1", thread_id=first.thread_id)
+    assert refused.value.code == "cannot_revise" and "hid this page" in refused.value.message
