@@ -45,6 +45,10 @@ class ClassroomAdmin(admin.ModelAdmin):
         qs = admin.ModelAdmin.get_queryset(self, request)
         return qs if request.user.is_superuser else qs.filter(teacher=request.user)
 
+    def get_readonly_fields(self, request, obj=None):
+        # A code is typed by learners and normalised when they do: only the panel's rotation makes one.
+        return ["join_code"]
+
     @admin.display(description="Panel")
     def panel(self, obj):
         return format_html('<a href="{}">open</a>', reverse("teacher:class", args=[obj.pk]))
@@ -71,6 +75,9 @@ class PageVersionAdmin(OwnClassesMixin, admin.ModelAdmin):
     readonly_fields = ["thread", "generation", "version", "html", "created_at"]
     actions = ["hide", "show", "feature", "unfeature", "recheck"]
     list_select_related = ["generation", "generation__learner"]
+
+    def has_add_permission(self, request):
+        return False  # a version is written by a generation, never by hand
 
     @admin.display(description="")
     def thumbnail(self, obj):

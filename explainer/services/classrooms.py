@@ -117,6 +117,8 @@ def session_threads_move(*, old_key: str, new_key: str) -> int:
 
 def learner_rename(*, learner: Learner, display_name: str) -> Learner:
     display_name = " ".join(display_name.split())
+    if len(display_name) > 60:
+        raise ValidationError("That name is too long (60 characters at most).")
     if not display_name or learner.classroom.learners.exclude(pk=learner.pk).filter(
         display_name__iexact=display_name
     ).exists():

@@ -94,7 +94,9 @@ def _metadata_errors(*, classroom, title, lang, topic, questions, slug) -> dict[
 
 
 def _taken(topic: str, lang: str) -> str:
-    return f"this class's library already has a {LANG_NAMES.get(lang, lang)} page on topic {topic!r}; delete it first"
+    name = LANG_NAMES.get(lang, lang)
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    return f"this class's library already has {article} {name} page on topic {topic!r}; delete it first"
 
 
 def _remote_problem(html: str) -> str | None:

@@ -42,6 +42,10 @@ def test_renaming_a_learner_needs_no_confirmation(signed_in, classroom, learner)
                    {"action": "rename", "display_name": "Mia K"})
     learner.refresh_from_db()
     assert learner.display_name == "Mia K"
+    signed_in.post(reverse("teacher:learner", args=[classroom.pk, learner.pk]),
+                   {"action": "rename", "display_name": "A" * 61})  # longer than a join allows
+    learner.refresh_from_db()
+    assert learner.display_name == "Mia K"
 
 
 def test_deleting_a_topic_asks_first(signed_in, classroom):

@@ -115,7 +115,7 @@ def test_a_second_page_on_one_topic_in_one_language_is_refused_before_any_check(
     LibraryPage.objects.create(classroom=classroom, slug="sky-blue", title="t", lang="en", topic="sky-blue",
                                questions=["q"], html=SKY.html, source="paste")
     response = add(signed_in, classroom, html=SKY.html)
-    assert "already has a English page on topic 'sky-blue'" in errors(response)["topic"]
+    assert "already has an English page on topic 'sky-blue'" in errors(response)["topic"]
     assert LibraryPage.objects.count() == 1
 
 

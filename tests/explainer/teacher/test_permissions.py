@@ -89,3 +89,11 @@ def test_a_teacher_opens_every_screen_of_their_own_class(client, classroom, lear
         assert client.get(url).status_code == 200, url
     body = client.get(reverse("teacher:class", args=[classroom.pk])).content.decode()
     assert classroom.join_code in body and "Magnetism" in body and learner.display_name in body
+
+
+def test_the_admin_neither_writes_a_page_version_by_hand_nor_edits_a_join_code(client, classroom,
+                                                                                django_user_model):
+    client.force_login(django_user_model.objects.create_superuser(username="root", password="pw-root-123"))
+    assert client.get("/admin/explainer/pageversion/add/").status_code == 403
+    change = client.get(f"/admin/explainer/classroom/{classroom.pk}/change/").content.decode()
+    assert 'name="join_code"' not in change and classroom.join_code in change
