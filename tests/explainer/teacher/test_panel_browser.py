@@ -80,6 +80,12 @@ def test_a_teacher_hides_a_learners_page_and_it_leaves_the_learners_open_view(
             # The header's links take a mouse click (nothing lies over them): Moderation, then Sign out.
             teacher.locator("header.bar nav a", has_text="Moderation").click(timeout=5000)
             expect(teacher).to_have_url(re.compile(r"/moderation/"))
+            # On a phone the page does not scroll sideways: the header wraps, wide tables scroll inside.
+            teacher.set_viewport_size({"width": 375, "height": 800})
+            for screen in (teacher.url, teacher.url.replace("/moderation/", "/library/")):
+                teacher.goto(screen)
+                assert teacher.evaluate("document.scrollingElement.scrollWidth") <= 376, screen
+            teacher.set_viewport_size({"width": 1280, "height": 800})
             bar, sign_out = teacher.locator("header.bar"), teacher.locator("header.bar .signout button")
             box, inner = bar.bounding_box(), sign_out.bounding_box()
             assert inner["y"] + inner["height"] <= box["y"] + box["height"] + 1  # the bar holds its links
