@@ -36,3 +36,11 @@ def test_a_thread_stopped_before_its_page_opens_with_its_question_ready_to_ask_a
     assert ">What is light?</textarea>" in body
     answered = thread_with(client, "Why is the sky blue?", Generation.Status.DONE, page=True)
     assert "></textarea>" in client.get(reverse("thread", args=[answered.pk])).content.decode()
+
+
+def test_a_thread_that_is_not_this_browser_s_says_so_with_a_way_back(client, settings):
+    settings.DEBUG = False
+    response = client.get(reverse("thread", args=["2b0c8c1e-6a4e-4d38-9c43-1d5b7f0f2a11"]))
+    body = response.content.decode()
+    assert response.status_code == 404
+    assert "This page is not here" in body and "找不到这个页面" in body and f'href="{reverse("home")}"' in body
