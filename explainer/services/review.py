@@ -47,17 +47,25 @@ def _broadcast(page: PageVersion, event_type: str) -> None:
 
 
 def page_set_hidden(*, page: PageVersion, hidden: bool) -> PageVersion:
-    """Hide or show a page; open learner views hear of it as soon as the change commits."""
+    """Hide or show a page; hiding a featured page hides the copies of it that it gave other learners too
+    (showing it again leaves them hidden: one may have been hidden for its own question). Open learner
+    views hear of it as soon as the change commits."""
     with transaction.atomic():
-        page = PageVersion.objects.select_for_update().select_related("thread").get(pk=page.pk)
-        if page.hidden != hidden:
-            page.hidden = hidden
-            page.save(update_fields=["hidden"])
+        page = _set_hidden(page.pk, hidden)
         if hidden:
-            page.moderation_items.filter(status=ModerationItem.Status.PENDING).update(
-                status=ModerationItem.Status.HIDDEN
-            )
-        transaction.on_commit(lambda: _broadcast(page, PAGE_HIDDEN_EVENT if hidden else PAGE_SHOWN_EVENT))
+            for copy in PageVersion.objects.filter(generation__stats__featured_page=page.pk).exclude(pk=page.pk):
+                _set_hidden(copy.pk, hidden)
+    return page
+
+
+def _set_hidden(page_id: int, hidden: bool) -> PageVersion:
+    page = PageVersion.objects.select_for_update().select_related("thread").get(pk=page_id)
+    if page.hidden != hidden:
+        page.hidden = hidden
+        page.save(update_fields=["hidden"])
+    if hidden:
+        page.moderation_items.filter(status=ModerationItem.Status.PENDING).update(status=ModerationItem.Status.HIDDEN)
+    transaction.on_commit(lambda: _broadcast(page, PAGE_HIDDEN_EVENT if hidden else PAGE_SHOWN_EVENT))
     return page
 
 

@@ -149,7 +149,7 @@ def test_asking_a_featured_question_answers_from_the_library_without_generating(
 ):
     from explainer.celery import app
     from explainer.services.generation import generation_create
-    from explainer.services.review import page_set_featured
+    from explainer.services.review import page_set_featured, page_set_hidden
 
     sent = []
     monkeypatch.setattr(app, "send_task", lambda name, **kw: sent.append(name))
@@ -160,6 +160,15 @@ def test_asking_a_featured_question_answers_from_the_library_without_generating(
     assert generation.status == Generation.Status.DONE
     assert generation.page.html == "<h1>The teacher's favourite</h1>"
     assert sent == ["explainer.render_check"]  # no model runs; the page is checked, so its stream ends with qa
+
+    # Hidden, the featured page takes the copies it gave with it; shown again, it alone comes back.
+    copy = generation.page
+    page_set_hidden(page=featured, hidden=True)
+    copy.refresh_from_db()
+    assert copy.hidden
+    page_set_hidden(page=featured, hidden=False)
+    copy.refresh_from_db()
+    assert copy.hidden
 
 
 def test_hiding_from_the_gallery_says_so_and_returns_to_the_gallery(signed_in, classroom, make_page):
