@@ -59,12 +59,16 @@ def _learner_context(request, thread=None) -> dict:
 
 
 def _topic_event(thread) -> dict | None:
-    from explainer.services.generation import thread_answer_plan
+    from explainer.services.generation import GenerationRejected, thread_answer_plan
 
     first = thread.generations.order_by("created_at").only("question", "lang").first()
     if first is None or not thread.topic_slug:
         return None
-    plan = thread_answer_plan(question=first.question, lang=first.lang, thread=thread, classroom=thread.classroom)
+    try:
+        plan = thread_answer_plan(question=first.question, lang=first.lang, thread=thread,
+                                  classroom=thread.classroom)
+    except GenerationRejected:  # the thread's library page was removed
+        return None
     return {**plan.event, "score": None, "nearest": []} if plan.event.get("slug") else None
 
 

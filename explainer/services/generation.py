@@ -58,6 +58,11 @@ CANNOT_REVISE = {
     "zh": "这个页面是资料库里现成的课，这里的模型没法修改它；再问一次也只会显示同一页。可以提一个新问题，看看别的主题。",
 }
 
+TOPIC_GONE = {
+    "en": "The library page this conversation was about has been removed, so it cannot be revised. "
+          "Ask a new question instead.",
+    "zh": "这段对话讲的资料库页面已被移除，所以不能再修改。可以提一个新问题。",
+}
 PAGE_HIDDEN = {
     "en": "Your teacher hid this page, so it cannot be revised. Ask a new question instead.",
     "zh": "老师隐藏了这个页面，所以不能再修改它。可以提一个新问题。",
@@ -108,6 +113,10 @@ def _answer_plan(*, question: str, lang: str, thread: Thread | None, picked: str
     route = None
     if thread is not None and thread.topic_slug:
         route = thread_route(slug=thread.topic_slug, lang=lang, classroom=classroom)
+        if route is None and not backend_features().open_domain:
+            # The class page the thread is about was removed: routing the follow-up's words again would
+            # answer it with a page on some other topic.
+            raise GenerationRejected("cannot_revise", TOPIC_GONE.get(lang, TOPIC_GONE["en"]))
     elif exemplar or picked:
         route = question_route(question=question, lang=lang, picked=exemplar or picked, classroom=classroom)
         if route is None and picked and not exemplar:

@@ -53,11 +53,15 @@ def repair_plan(*, check: RenderCheck, report: dict) -> RepairPlan | None:
     if asked.kind == Generation.Kind.FOLLOW_UP and backend_features().revises_pages:
         first_page = getattr(asked, "page", None)
         previous = thread_current_page(thread=thread, before_version=first_page.version if first_page else page.version)
-    from explainer.services.generation import thread_answer_plan
+    from explainer.services.generation import GenerationRejected, thread_answer_plan
 
     note = RepairNote.from_report(page.html, report, attempt=attempt)
     # The same topic and page language the failing page was asked for: a repair re-asks, it does not re-route.
-    plan = thread_answer_plan(question=asked.question, lang=asked.lang, thread=thread, classroom=failed.classroom)
+    try:
+        plan = thread_answer_plan(question=asked.question, lang=asked.lang, thread=thread,
+                                  classroom=failed.classroom)
+    except GenerationRejected:  # the thread's library page is gone: the failed page stays, flagged
+        return None
     request = PageRequest(
         question=asked.question, lang=plan.lang, previous_page=previous.html if previous else None,
         topic_note=(thread.topic.note_to_model if thread.topic else None) or None, topic=plan.topic, repair=note,

@@ -116,6 +116,11 @@ def test_a_page_a_teacher_adds_is_routed_to_on_the_classes_next_question(
     added.delete()
     with pytest.raises(GenerationRejected):
         generation_create(question=question, session_key="s1", learner=learner)
+    # A follow-up in the thread it answered is not routed elsewhere: the learner is told the page is gone.
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="Why do bees dance?", session_key="s1", learner=learner,
+                          thread_id=generation.thread_id)
+    assert refused.value.code == "cannot_revise" and "has been removed" in refused.value.message
 
 
 def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_teacher(redis_db):
