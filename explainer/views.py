@@ -55,6 +55,7 @@ def _learner_context(request, thread=None) -> dict:
         "topic_event": _topic_event(thread) if thread and pages else None,
         # A thread stopped or failed before its first page: its question waits in the box, to ask again.
         "ask_again": thread_first_question(thread=thread) if thread and not pages and not watching else "",
+        "all_hidden": bool(thread and not pages and thread.pages.exists()),
     }
 
 

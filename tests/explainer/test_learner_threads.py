@@ -44,3 +44,12 @@ def test_a_thread_that_is_not_this_browser_s_says_so_with_a_way_back(client, set
     body = response.content.decode()
     assert response.status_code == 404
     assert "This page is not here" in body and "找不到这个页面" in body and f'href="{reverse("home")}"' in body
+
+
+def test_a_thread_whose_pages_a_teacher_hid_says_so_when_reopened(client):
+    client.get(reverse("home"))
+    hidden = thread_with(client, "What is light?", Generation.Status.DONE, page=True, hidden=True)
+    body = client.get(reverse("thread", args=[hidden.pk])).content.decode()
+    assert 'id="thread-hidden"' in body and "Your teacher hid this page." in body
+    shown = thread_with(client, "Why is the sky blue?", Generation.Status.DONE, page=True)
+    assert 'id="thread-hidden"' not in client.get(reverse("thread", args=[shown.pk])).content.decode()
