@@ -145,11 +145,15 @@ def topic_save(request, classroom_id, topic_id=None):
         return redirect(reverse("teacher:class", args=[classroom.pk]) + "#topics")
     form = TopicForm(request.POST, prefix=f"t{topic.pk}" if topic else "new")
     if not form.is_valid():
-        messages.error(request, "A topic needs a title.")
+        problems = "; ".join(f"{form.fields[name].label or name.replace('_', ' ').capitalize()}: {' '.join(errors)}"
+                             if name in form.fields else " ".join(errors) for name, errors in form.errors.items())
+        messages.error(request, f"The topic was not saved. {problems}")
     elif topic is None:
-        class_services.topic_create(classroom=classroom, **form.cleaned_data)
+        added = class_services.topic_create(classroom=classroom, **form.cleaned_data)
+        messages.success(request, f"Added the topic “{added.title}”.")
     else:
         class_services.topic_update(topic=topic, **form.cleaned_data)
+        messages.success(request, f"Saved the topic “{topic.title}”.")
     return redirect(reverse("teacher:class", args=[classroom.pk]) + "#topics")
 
 

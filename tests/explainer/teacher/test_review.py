@@ -142,6 +142,13 @@ def test_a_teacher_creates_a_class_renames_it_and_adds_a_topic(signed_in, teache
     assert (classroom.name, classroom.languages, classroom.topic_space_enabled, classroom.daily_question_limit) == (
         "Year 8 physics", ["en", "zh"], True, 5)
     assert classroom.topics.get().seed_questions == ["Why is the sky blue?", "光是什么？"]
+    # A bad post says what was wrong with it, and a good one that it was saved.
+    refused = signed_in.post(reverse("teacher:topic-new", args=[classroom.pk]),
+                             {"new-title": "L" * 121, "new-seed_questions": ""}, follow=True).content.decode()
+    assert "The topic was not saved. Title: " in refused and "at most 120 characters" in refused
+    added = signed_in.post(reverse("teacher:topic-new", args=[classroom.pk]), {"new-title": "Sound"},
+                           follow=True).content.decode()
+    assert "Added the topic “Sound”." in added
 
 
 def test_asking_a_featured_question_answers_from_the_library_without_generating(
