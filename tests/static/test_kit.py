@@ -284,8 +284,11 @@ def test_every_control_is_reachable_with_the_keyboard_and_parts_open_from_it(ope
 
 
 def test_the_page_fits_a_390px_phone_without_horizontal_overflow(open_page):
-    page = open_page(SOLAR, viewport=(390, 844), has_touch=True, is_mobile=True).page
+    long_readout = SOLAR.replace('step: 0.1, value: 1 }', 'step: 0.1, value: 1, format: (v) => `day ${v} · spring tide, the Moon and the Sun in line` }')
+    page = open_page(long_readout, viewport=(390, 844), has_touch=True, is_mobile=True).page
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # A slider with a long readout keeps a track a finger can drag.
+    assert all(page.locator(".kit-range").nth(i).bounding_box()["width"] >= 90 for i in range(2))
     for selector in (".kit-heading", ".kit-legend", ".kit-steps", ".kit-controls"):
         box = page.locator(selector).bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390, selector
