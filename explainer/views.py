@@ -13,7 +13,7 @@ from explainer.selectors.backend import backend_writable
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
 from explainer.selectors.generation import (
     page_for_session,
-    thread_first_question,
+    thread_first_generation,
     thread_for_session,
     thread_pages,
     thread_unfinished_generation,
@@ -34,6 +34,7 @@ def _learner_context(request, thread=None) -> dict:
     session_key = _session_key(request)
     pages = list(thread_pages(thread=thread)) if thread else []
     watching = thread_unfinished_generation(thread=thread) if thread else None
+    first = thread_first_generation(thread=thread) if thread else None
     writable = backend_writable()  # None for an open-domain backend: it writes every page
     return {
         "learner": learner,
@@ -52,18 +53,18 @@ def _learner_context(request, thread=None) -> dict:
         ],
         "recent_threads": threads_for_session(session_key=session_key),
         # What the thread's page is about, as its `topic` event said when it was asked (the reloaded view shows it).
-        "topic_event": _topic_event(thread) if thread and pages else None,
+        "topic_event": _topic_event(thread, first) if first and pages else None,
         # A thread stopped or failed before its first page: its question waits in the box, to ask again.
-        "ask_again": thread_first_question(thread=thread) if thread and not pages and not watching else "",
+        "ask_again": first.question if first and not pages and not watching else "",
         "all_hidden": bool(thread and not pages and thread.pages.exists()),
     }
 
 
-def _topic_event(thread) -> dict | None:
+def _topic_event(thread, first) -> dict | None:
+    """The `topic` event of the thread's first question, as the thread's topic answers it now."""
     from explainer.services.generation import GenerationRejected, thread_answer_plan
 
-    first = thread.generations.order_by("created_at").only("question", "lang").first()
-    if first is None or not thread.topic_slug:
+    if not thread.topic_slug:
         return None
     try:
         plan = thread_answer_plan(question=first.question, lang=first.lang, thread=thread,

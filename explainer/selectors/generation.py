@@ -99,9 +99,9 @@ def threads_for_session(*, session_key: str, limit: int = 20) -> QuerySet[Thread
     )
 
 
-def thread_first_question(*, thread: Thread) -> str:
-    """The question that opened the thread."""
-    return thread.generations.order_by("created_at").values_list("question", flat=True).first() or ""
+def thread_first_generation(*, thread: Thread) -> Generation | None:
+    """The generation that opened the thread: its question and language."""
+    return thread.generations.order_by("created_at").only("question", "lang").first()
 
 
 def page_url(page: PageVersion) -> str:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import html
-import re
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -27,9 +25,9 @@ from explainer.services.library_pages import (
 )
 from explainer.teacher.confirm import confirm_page, confirmed
 from explainer.teacher.forms import LibraryPageForm
+from model_worker.corpus import page_title
 
 SOURCES = {"html": LibraryPage.Source.PASTE, "file": LibraryPage.Source.UPLOAD}
-_TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
 
 
 def _classroom(request, classroom_id):
@@ -85,9 +83,8 @@ def _promote_initial(generated: dict, wanted: str) -> dict | None:
     page = generated.get(int(wanted)) if wanted.isascii() and wanted.isdigit() else None
     if page is None:
         return None
-    title = _TITLE.search(page.html)
     topic = page.thread.topic_slug.removeprefix("zh-") or slugify(page.generation.question)[:80]
-    return {"page": page.pk, "title": html.unescape(title[1]).strip()[:120] if title else "",
+    return {"page": page.pk, "title": (page_title(page.html) or "")[:120],
             "lang": page.generation.lang, "topic": topic, "questions": page.generation.question}
 
 

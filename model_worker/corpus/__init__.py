@@ -51,6 +51,12 @@ class Page:
         return tuple(("en", q) for q in self.questions_en) + tuple(("zh", q) for q in self.questions_zh)
 
 
+def page_title(page_html: str) -> str | None:
+    """The text of a page's `<title>`, entities decoded; None when it has none."""
+    found = _TITLE.search(page_html)
+    return html.unescape(found[1]).strip() if found else None
+
+
 def load_pages(corpus_dir: Path = CORPUS_DIR) -> list[Page]:
     """Every page under `corpus_dir/pages/`, sorted by slug, with its metadata validated."""
     pages = [_load(path) for path in sorted((corpus_dir / "pages").glob("*.json"))]
@@ -96,10 +102,10 @@ def _load(meta_path: Path) -> Page:
     if not html_path.is_file():
         problems.append(f"{record['file']} does not exist")
     else:
-        shown = _TITLE.search(html_path.read_text(encoding="utf-8"))
-        if shown and isinstance(record["title"], str) and html.unescape(shown[1]).strip() != record["title"]:
+        shown = page_title(html_path.read_text(encoding="utf-8"))
+        if shown is not None and isinstance(record["title"], str) and shown != record["title"]:
             # The router, the learner's "Explaining: ..." and the checks of a written page read the record's.
-            problems.append(f"title {record['title']!r} is not the page's <title> {shown[1].strip()!r}")
+            problems.append(f"title {record['title']!r} is not the page's <title> {shown!r}")
     if problems:
         raise CorpusError(f"{meta_path.name}: " + "; ".join(problems))
     return Page(
