@@ -3,9 +3,9 @@
 A question set is JSON: `{"questions": [{"lang", "question", "topic", "also"?, "split"}, ...]}`.
 `topic` is the topic key the question is about; the question is in-library when the index has that
 topic and out-of-library otherwise, so the set follows the library as pages are added. `also` names
-other topics that answer it as well; `split` ("calibration" | "held-out" | "fresh") is fixed in the
-file: the threshold is calibrated on the calibration half and measured on the others; `fresh` was
-written blind to the router and is never tuned on.
+other topics that answer it as well; `split` ("calibration" | "held-out" | "fresh" | "fresh-2") is
+fixed in the file: the threshold is calibrated on the calibration half and measured on the others;
+`fresh` and `fresh-2` were written blind to the router and are never tuned on.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from explainer.library.index import LibraryIndex
-from explainer.library.router import DEFAULT_THRESHOLD
+from explainer.library.router import DEFAULT_THRESHOLD, UNSURE_FLOOR
 
 QUESTION_SET = Path(__file__).resolve().parents[2] / "tests" / "data" / "router_questions.json"
-SPLITS = ("calibration", "held-out", "fresh")
+SPLITS = ("calibration", "held-out", "fresh", "fresh-2")
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class LabelledQuestion:
     lang: str
     question: str
     topic: str  # the topic key it is about, whether or not the library has it
-    split: str  # "calibration" | "held-out" | "fresh"
+    split: str  # one of SPLITS
     also: tuple[str, ...] = ()  # other topics that answer it as well
 
 
@@ -36,9 +36,15 @@ class Verdict:
     topic: str  # the best-scoring topic
     score: float
     expected: frozenset[str]  # the library's topics that answer it; empty: out of library
+    nearest: str = ""  # the nearest topic, the one a refusal offers first (`TopicScore.nearness`)
+    nearness: float = 0.0
 
     def routed(self, threshold: float) -> bool:
         return self.score >= threshold
+
+    def unsure(self, threshold: float) -> bool:
+        """Refused, with the nearest topic close enough that the refusal asks about it (`Route.unsure`)."""
+        return not self.routed(threshold) and self.nearness >= UNSURE_FLOOR
 
     @property
     def inside(self) -> bool:
@@ -61,6 +67,10 @@ class RouterFigures:
     precision: float  # routed_right / routed
     recall: float  # routed_right / in_library
     refused_out_of_library: float  # share of out-of-library questions refused
+    # Refused as unsure (`Route.unsure`): in-library questions whose topic is offered first, and out-of-library
+    # questions (asked about the nearest topic, not answered with it).
+    unsure_first_right: int = 0
+    unsure_out_of_library: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -84,9 +94,11 @@ def verdicts(index: LibraryIndex, questions: list[LabelledQuestion]) -> list[Ver
     """Each question's best topic and score."""
     out = []
     for q in questions:
-        best = index.scores(q.question)[0]
+        ranked = index.scores(q.question)
+        best = ranked[0]
+        near = min(ranked, key=lambda s: (-s.nearness, s.topic))  # as `route_question` orders the nearest
         expected = frozenset(t for t in (q.topic, *q.also) if t in index.topics)
-        out.append(Verdict(q, best.topic, best.score, expected))
+        out.append(Verdict(q, best.topic, best.score, expected, near.topic, near.nearness))
     return out
 
 
@@ -111,6 +123,8 @@ def figures(results: list[Verdict], threshold: float = DEFAULT_THRESHOLD) -> Rou
         precision=round(right / len(routed), 3) if routed else 1.0,
         recall=round(right / len(inside), 3) if inside else 1.0,
         refused_out_of_library=round(1 - out_routed / len(outside), 3) if outside else 1.0,
+        unsure_first_right=sum(1 for v in inside if v.unsure(threshold) and v.nearest in v.expected),
+        unsure_out_of_library=sum(1 for v in outside if v.unsure(threshold)),
     )
 
 

@@ -21,6 +21,13 @@ NEAREST = 3
 # A topic is offered among the nearest only above this nearness: on the question set, 17 of the 18 in-library
 # questions below the threshold still find their topic among the three offered (docs/benchmarks.md, Router).
 NEAREST_FLOOR = 0.1
+# A refused question whose nearest topic comes at least this near may still be on it: the refusal says the
+# router could not tell, rather than that the library has no page, and offers that topic first. Below it the
+# library most likely has nothing on the question. It changes the refusal's words, never what gets a page. Set
+# while reading the fresh-2 split of the question set (docs/benchmarks.md, Router): there 41 of its 49 refused
+# in-library questions are refused as unsure with their topic offered first, and 11 of its 29
+# refused out-of-library questions are refused as unsure (the calibration half: 19 of 50).
+UNSURE_FLOOR = 0.3
 
 
 @dataclass(frozen=True)
@@ -29,10 +36,16 @@ class Route:
     page: LibraryPage | None  # the page on the question's topic, None when no topic reaches the threshold
     score: float | None  # the best topic's score; None when the learner picked the topic
     nearest: tuple[LibraryPage, ...]  # up to NEAREST topics whose nearness is above NEAREST_FLOOR, nearest first
+    nearness: float | None = None  # the nearest topic's nearness (`TopicScore.nearness`); None when picked
 
     @property
     def inside(self) -> bool:
         return self.page is not None
+
+    @property
+    def unsure(self) -> bool:
+        """No topic reaches the threshold, but the nearest comes close enough that it may be the one."""
+        return self.page is None and bool(self.nearest) and (self.nearness or 0.0) >= UNSURE_FLOOR
 
     @property
     def other_language(self) -> bool:
@@ -55,7 +68,7 @@ def route_question(index: LibraryIndex, question: str, lang: str, *, threshold: 
     nearest = tuple(topic_page(index, s.topic, lang) for s in near[:NEAREST] if s.nearness > NEAREST_FLOOR)
     best = ranked[0]
     page = topic_page(index, best.topic, lang) if best.score >= threshold else None
-    return Route(lang=lang, page=page, score=best.score, nearest=nearest)
+    return Route(lang=lang, page=page, score=best.score, nearest=nearest, nearness=near[0].nearness)
 
 
 def route_to_page(index: LibraryIndex, slug: str, lang: str) -> Route | None:
@@ -74,6 +87,7 @@ class AnswerPlan:
     lang: str  # `PageRequest.lang`: the language the page will be in
     event: dict  # the `topic` event (docs/protocol.md), without id and generation
     source: str = "model"  # "model": the backend writes the page | "library": the stored page is the answer
+    unsure: bool = False  # refused, but the nearest topic may be the one (`Route.unsure`)
 
     @property
     def from_library(self) -> bool:
@@ -116,4 +130,5 @@ def answer_plan(route: Route, *, open_domain: bool, writable: frozenset[str] | N
         lang=lang,
         event=event,
         source=source,
+        unsure=route.unsure,
     )

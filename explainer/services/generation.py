@@ -44,6 +44,13 @@ UNKNOWN_TOPIC = {
     "en": "The library has no page on that topic yet, so there is nothing reliable to show you. ",
     "zh": "资料库里还没有关于这个主题的页面，所以暂时没有可靠的讲解。",
 }
+# The nearest topic came close but not close enough (`Route.unsure`): the library may have the page, and the
+# learner is the one who can tell.
+UNSURE_TOPIC = {
+    "en": "I am not sure the library has a page on that, so I have not written one. "
+          "If your question is about one of the topics below, pick it. ",
+    "zh": "我不确定资料库里有没有讲这个问题的页面，所以没有写页面。如果你问的是下面的某个主题，点一下就行。",
+}
 # Who will see the question: a class's teacher, or (asked outside a class) the library's editors.
 REQUEST_PASSED_ON = {
     ("en", True): "Your question has been passed on to your teacher as a requested topic.",
@@ -186,8 +193,9 @@ def generation_create(
                              nearest=[n["slug"] for n in plan.event["nearest"]], score=plan.event["score"] or 0.0)
         rate_limits.question_refund(counted)  # nothing was written: a class's daily allowance keeps it
         words = "zh" if lang == "zh" else "en"
-        message = UNKNOWN_TOPIC[words] + REQUEST_PASSED_ON[words, classroom is not None]
-        raise GenerationRejected("unknown_topic", message, topic=plan.event, nearest=plan.event["nearest"])
+        message = (UNSURE_TOPIC if plan.unsure else UNKNOWN_TOPIC)[words] + REQUEST_PASSED_ON[words, classroom is not None]
+        raise GenerationRejected("unknown_topic", message, topic=plan.event, nearest=plan.event["nearest"],
+                                 unsure=plan.unsure)
     with transaction.atomic():
         if thread is None:
             thread = Thread.objects.create(

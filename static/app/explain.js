@@ -242,6 +242,7 @@ const handlers = {
     const text = e.code === "cancelled" ? say().stopped : say().problems[e.code] ?? e.message;
     showProblem(text, {
       nearest: e.code === "unknown_topic" ? e.nearest || [] : [],
+      unsure: e.code === "unknown_topic" && Boolean(e.unsure),
       // Asking the same question again would only be refused again.
       retry: Boolean(state.lastAsk) && !FINAL_CODES.has(e.code),
     });
@@ -278,9 +279,9 @@ function handle(event) {
 }
 
 // A problem, in the box above the page: with a refusal's nearest topics, and "Try again" where it can help.
-function showProblem(text, { nearest = [], retry = false } = {}) {
+function showProblem(text, { nearest = [], unsure = false, retry = false } = {}) {
   $("problem-text").textContent = text;
-  showNearest(nearest);
+  showNearest(nearest, unsure);
   $("retry-button").hidden = !retry;
   show("problem");
 }
@@ -292,8 +293,9 @@ function sayLimit(box) {
   note.hidden = box.value.length < box.maxLength;
 }
 
-// A refusal's nearest library topics, each a button that asks for that topic.
-function showNearest(nearest) {
+// A refusal's nearest library topics, each a button that asks for that topic. `unsure`: the router could
+// not tell whether the first is the question's topic, so the label asks.
+function showNearest(nearest, unsure = false) {
   const chips = nearest.map((n) => {
     const chip = document.createElement("button");
     chip.type = "button";
@@ -306,7 +308,7 @@ function showNearest(nearest) {
   // In the language of the refusal above it, which is the question's.
   const label = $("nearest-label");
   label.lang = state.lastAsk?.lang === "zh" ? "zh" : "en";
-  label.textContent = words(label.lang).nearest;
+  label.textContent = unsure ? words(label.lang).unsureNearest : words(label.lang).nearest;
   $("nearest").hidden = chips.length === 0;
 }
 

@@ -61,6 +61,7 @@ async def test_an_unknown_topic_is_refused_with_clickable_nearest_topics_and_not
     assert (topic["type"], topic["slug"], topic["generation"]) == ("topic", None, None)
     assert (error["type"], error["code"], error["request"]) == ("error", "unknown_topic", "ask")
     assert error["message"] and 1 <= len(error["nearest"]) <= 3
+    assert error["unsure"] is True  # near the library's topics, though none is about it
     assert set(error["nearest"][0]) == {"slug", "title"}
     assert await rows() == (0, 0, [question])
 

@@ -108,15 +108,21 @@ def test_an_unknown_topic_offers_the_nearest_topics_and_a_click_asks_one(browser
     assert page.evaluate("document.documentElement.lang") == "zh"
     page.select_option("#lang", "en")
     expect(page.locator("#ask-button")).to_have_text("Explain it")
-    page.fill("#question", "How does a refrigerator keep food cold?")
+    # Far from every topic: the library has no page on it.
+    page.fill("#question", "How do I fix a flat bicycle tyre?")
     page.press("#question", "Enter")
     expect(page.locator("#problem-text")).to_contain_text("no page", timeout=TIMEOUT_MS)
+    expect(page.locator("#nearest-label")).to_have_text("Topics the library has that come close:")
+    # Near a topic but below the threshold: the router says it is unsure and asks.
+    page.fill("#question", "How does a refrigerator keep food cold?")
+    page.press("#question", "Enter")
+    expect(page.locator("#problem-text")).to_contain_text("not sure the library has a page", timeout=TIMEOUT_MS)
     expect(page.locator("#retry-button")).to_be_hidden()
     nearest = page.locator("#nearest-topics .chip")
     expect(nearest.first).to_have_text(nearest_one)
     assert nearest.count() <= 3
 
-    expect(page.locator("#nearest-label")).to_have_text("Topics the library has that come close:")
+    expect(page.locator("#nearest-label")).to_have_text("Is your question about one of these?")
 
     nearest.first.click()
     expect(page.locator("#live-topic")).to_have_text(f"Explaining: {nearest_one}", timeout=TIMEOUT_MS)

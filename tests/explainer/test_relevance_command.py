@@ -22,7 +22,7 @@ def test_the_router_figures_count_every_question_of_the_set():
     report = relevance()
     router, halves = report["router"], report["halves"]
     assert router["in_library"] >= 80 and router["out_of_library"] >= 20
-    assert set(halves) == {"calibration", "held-out", "fresh"}
+    assert set(halves) == {"calibration", "held-out", "fresh", "fresh-2"}
     assert router["in_library"] == sum(h["in_library"] for h in halves.values())
     assert halves["calibration"]["out_of_library_routed"] == 0
     assert router["routed_right"] <= router["routed"] and 0 < router["recall"] <= router["precision"] <= 1

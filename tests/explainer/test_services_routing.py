@@ -129,7 +129,8 @@ def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_te
     learner = Learner.objects.create(classroom=classroom, display_name="Ada")
     with pytest.raises(GenerationRejected) as refused:
         generation_create(question=UNKNOWN, session_key="s1", learner=learner)
-    assert refused.value.code == "unknown_topic" and "no page" in refused.value.message
+    assert refused.value.code == "unknown_topic" and "not sure the library has a page" in refused.value.message
+    assert refused.value.extra["unsure"] is True
     assert "passed on to your teacher" in refused.value.message
     nearest = refused.value.extra["nearest"]
     assert 1 <= len(nearest) <= 3 and nearest[0]["slug"] == nearest_page(UNKNOWN).slug
@@ -138,6 +139,22 @@ def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_te
     request = TopicRequest.objects.get()
     assert (request.classroom, request.learner, request.question) == (classroom, learner, UNKNOWN)
     assert request.nearest[0] == nearest_page(UNKNOWN).slug
+
+
+@pytest.mark.parametrize(("question", "lang", "said"), [
+    ("How do I fix a flat bicycle tyre?", "en", "The library has no page on that topic yet"),
+    ("为什么猫会打呼噜？", "zh", "资料库里还没有关于这个主题的页面"),
+    (UNKNOWN, "en", "I am not sure the library has a page on that"),
+    ("叉鱼的时候为什么要往看到的鱼下面叉", "zh", "我不确定资料库里有没有讲这个问题的页面"),
+])
+def test_a_refusal_says_whether_the_library_may_have_the_page_in_the_question_language(redis_db, question, lang,
+                                                                                      said):
+    """Far from every topic the library has no page; near one but below the threshold the router is unsure,
+    and says so rather than that the library lacks it."""
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question=question, session_key="s1", lang=lang)
+    assert refused.value.code == "unknown_topic" and refused.value.message.startswith(said)
+    assert refused.value.extra["unsure"] is said.startswith(("I am not sure", "我不确定"))
 
 
 @pytest.mark.parametrize(("question", "said"), [(UNKNOWN, "noted as a topic to add to the library"),

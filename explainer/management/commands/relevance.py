@@ -64,7 +64,7 @@ class Command(BaseCommand):
             "sweep": [f.as_dict() for f in sweep(results, [0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7])],
             "misses": [
                 {"question": v.question.question, "split": v.question.split, "expected": sorted(v.expected) or None,
-                 "best": v.topic, "score": v.score}
+                 "best": v.topic, "score": v.score, "unsure": v.unsure(threshold), "nearest": v.nearest}
                 for v in results if (v.inside and not (v.right_topic and v.routed(threshold)))
                 or (not v.inside and v.routed(threshold))
             ],
@@ -87,7 +87,9 @@ class Command(BaseCommand):
         for split, h in report["halves"].items():
             self.stdout.write(
                 f"  {split}: precision {h['precision']:.3f}, recall {h['recall']:.3f} ({h['routed_right']} of "
-                f"{h['in_library']}); out-of-library routed {h['out_of_library_routed']} of {h['out_of_library']}"
+                f"{h['in_library']}); out-of-library routed {h['out_of_library_routed']} of {h['out_of_library']}; "
+                f"refused as unsure: {h['unsure_first_right']} in-library with their topic offered first, "
+                f"{h['unsure_out_of_library']} out-of-library"
             )
         for row in report.get("recipes", []):
             c, h = row["calibration"], row["held-out"]
