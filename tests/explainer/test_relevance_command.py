@@ -53,6 +53,8 @@ def test_generate_writes_routed_pages_through_the_backend_and_checks_them(monkey
     # (Only the Clover engine's checkpoint record limits what is written; the denoiser writes every topic.)
     off_topic = generation.pop("off_topic")
     assert generation.pop("failures") == []
+    assert generation.pop("by_split")["held-out"] == {"in_library": 2, "on_topic": 0, "out_of_library": 1,
+                                                      "answered_other_topic": 0}
     assert generation | {"seconds": 0} == {
         "in_library": 2, "pages": 2, "on_topic": 0, "promised_language": 2, "asked_language": 2, "failed": 0,
         "out_of_library": 1, "refused": 1, "answered_other_topic": 0, "from_library": 0, "seconds": 0,

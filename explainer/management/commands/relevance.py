@@ -119,12 +119,15 @@ class Command(BaseCommand):
         titles = {p.title for p in index.pages}
         off_topic = []  # pages of in-library questions that are not the expected topic's page
         failures = []  # pages the backend did not write
+        by_split = {split: dict(in_library=0, on_topic=0, out_of_library=0, answered_other_topic=0) for split in SPLITS}
         started = time.monotonic()
         for q in labelled:
             route = route_question(index, q.question, q.lang, threshold=threshold)
             plan = answer_plan(route, open_domain=open_domain, writable=writable)
             expected = {t for t in (q.topic, *q.also) if t in index.topics}
+            split = by_split[q.split]
             counts["in_library" if expected else "out_of_library"] += 1
+            split["in_library" if expected else "out_of_library"] += 1
             if plan.refuse:
                 counts["refused"] += 0 if expected else 1
                 continue
@@ -148,10 +151,12 @@ class Command(BaseCommand):
             lang = ((_LANG.search(html) or [None, ""])[1].lower().split("-") or [""])[0]
             if not expected:
                 counts["answered_other_topic"] += title in titles
+                split["answered_other_topic"] += title in titles
                 continue
             counts["pages"] += 1
             on_topic = bool(route.page) and route.page.topic in expected and title == route.page.title
             counts["on_topic"] += on_topic
+            split["on_topic"] += on_topic
             if not on_topic:
                 off_topic.append({"question": q.question, "expected": sorted(expected), "routed": plan.topic,
                                   "title": title, "source": plan.source})
@@ -159,6 +164,7 @@ class Command(BaseCommand):
             counts["asked_language"] += lang == q.lang
         counts["seconds"] = round(time.monotonic() - started, 1)
         counts["backend"] = settings.backend
+        counts["by_split"] = by_split
         counts["off_topic"], counts["failures"] = off_topic, failures
         return counts
 
