@@ -12,6 +12,7 @@ from explainer.pages.links import download_link, page_link
 from explainer.selectors.backend import backend_writable
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
 from explainer.selectors.generation import (
+    page_awaiting_check,
     page_for_session,
     thread_first_generation,
     thread_for_session,
@@ -45,6 +46,8 @@ def _learner_context(request, thread=None) -> dict:
         "thread": thread,
         # A page still being written when this one was (re)loaded: the live view resumes it.
         "watching": watching,
+        # A page written but not yet checked: the view resumes its generation for the `qa` alone.
+        "checking": None if watching else page_awaiting_check(pages=pages),
         "versions": [
             {"page": p.pk, "version": p.version, "question": p.generation.question,
              "url": reverse("page_open", args=[p.pk]),

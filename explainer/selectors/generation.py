@@ -76,6 +76,14 @@ def thread_pages(*, thread: Thread) -> QuerySet[PageVersion]:
     )
 
 
+def page_awaiting_check(*, pages: list[PageVersion]) -> PageVersion | None:
+    """The newest of a thread's visible versions (`thread_pages`) while its render check has not answered: a
+    page reloaded between `done` and `qa` listens for the verdict."""
+    newest = pages[-1] if pages else None
+    pending = (None, RenderCheck.Status.PENDING)
+    return newest if newest is not None and newest.check_status in pending else None
+
+
 def thread_unfinished_generation(*, thread: Thread) -> Generation | None:
     """The thread's latest generation while it is still queued or being written (a reloaded page resumes it)."""
     latest = thread.generations.order_by("-created_at").first()

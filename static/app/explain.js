@@ -18,6 +18,7 @@ const app = $("app");
 const state = {
   thread: app.dataset.thread || null,
   generation: null, // the generation being watched
+  checking: null, // a finished generation whose page's check a reloaded view waits for (its `qa` alone)
   lastAsk: null, // {question, lang, thread} to resend on "Try again"
   fixing: null, // {attempt, attempts, verdict} while a page that failed its check (verdict) is written again
   stopping: false, // Stop was pressed: the status says so until the generation ends
@@ -273,9 +274,20 @@ const handlers = {
 };
 
 function handle(event) {
+  if (state.checking && event.generation === state.checking) return awaitCheck(event);
   // A reconnect resumes the generation being watched: events say how far this page has got.
   if (event.generation && event.generation === state.generation) socket.seen(event.generation, event.id);
   handlers[event.type]?.(event);
+}
+
+// Reloaded between a page's `done` and its `qa`: the generation's stream is replayed, and of it only the
+// check's verdict (and a repair it starts) is news; the page and its version are on the page already.
+function awaitCheck(event) {
+  socket.seen(event.generation, event.id);
+  if (!["qa", "fixing", "error"].includes(event.type)) return;
+  state.checking = null;
+  if (event.type !== "error") handlers[event.type](event);
+  else hide("qa"); // the stream expired or the check never ran: nothing to say about it here
 }
 
 // A problem, in the box above the page: with a refusal's nearest topics, and "Try again" where it can help.
@@ -456,7 +468,13 @@ if (shown?.dataset.check === "passed") {
 if (app.dataset.generation) {
   startLive(app.dataset.watchingQuestion || "");
   state.generation = app.dataset.generation;
+} else if (app.dataset.checking && $("page-frame").dataset.page === app.dataset.checkingPage) {
+  // ... or written and not yet checked: wait for the check's verdict.
+  state.checking = app.dataset.checking;
+  $("qa").className = "qa pending";
+  $("qa").textContent = say().checkPending;
+  $("qa").hidden = false;
 }
-socket.watching = () => state.generation;
+socket.watching = () => state.generation || state.checking;
 socket.thread = () => state.thread;
 socket.open();

@@ -191,6 +191,35 @@ def test_a_reloaded_thread_says_again_what_its_page_explains_and_that_it_passed(
     context.close()
 
 
+def test_a_thread_reloaded_before_its_check_answered_shows_the_verdict_when_it_comes(browser, live_server_url,
+                                                                                    monkeypatch):
+    from explainer.models import Generation, PageVersion, Thread
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM calls below run beside Playwright's loop
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(live_server_url + "/")
+    session_key = next(c["value"] for c in context.cookies() if c["name"] == "sessionid")
+    thread = Thread.objects.create(session_key=session_key, topic_slug="sky-blue")
+    generation = Generation.objects.create(thread=thread, question="Why is the sky blue?", status="done")
+    shown = PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<h1>Sky</h1>")
+    socket = ScriptedSocket(page)
+    page.goto(f"{live_server_url}/t/{thread.pk}/")  # between `done` and `qa`: the check has not answered
+    expect(page.locator("#qa")).to_have_text("Checking the page in a browser…")
+    resume = socket.wait_for("resume")
+    assert (resume["generation"], resume["after"]) == (str(generation.pk), 0)
+    # The stream is replayed from its start: the page is there already, and only the verdict is news.
+    socket.send("queued", str(generation.pk), thread=str(thread.pk), position=0)
+    socket.send("done", str(generation.pk), thread=str(thread.pk), page=shown.pk, page_url=f"/pages/{shown.pk}/",
+                version=1, stats={"tokens": 120, "seconds": 1.5, "tokens_per_s": 80})
+    expect(page.locator("#qa")).to_have_text("Checking the page in a browser…")
+    socket.send("qa", str(generation.pk), page=shown.pk, version=1, check=1, passed=True, status="passed",
+                summary="", thumbnail_url=None, repair=None, checks=[])
+    expect(page.locator("#qa")).to_have_text("✓ Page checked in a browser")
+    expect(page.locator("#versions .version")).to_have_count(1)
+    context.close()
+
+
 @pytest.mark.parametrize(("locale", "seeds", "visible"), [
     ("en-US", ["Why do magnets stick?", "磁铁为什么能吸铁？"], ["Why do magnets stick?"]),
     ("zh-CN", ["Why do magnets stick?", "磁铁为什么能吸铁？"], ["磁铁为什么能吸铁？"]),
