@@ -61,8 +61,8 @@ class ClassroomAdmin(admin.ModelAdmin):
 
 @admin.register(Learner)
 class LearnerAdmin(OwnClassesMixin, admin.ModelAdmin):
-    list_display = ["display_name", "classroom", "created_at"]
-    list_filter = ["classroom"]
+    list_display = ["display_name", "classroom", "created_at", "removed_at"]
+    list_filter = ["classroom", ("removed_at", admin.EmptyFieldListFilter)]
     search_fields = ["display_name"]
 
 

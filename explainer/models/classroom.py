@@ -34,14 +34,27 @@ class Classroom(models.Model):
         return self.name
 
 
+class LearnerQuerySet(models.QuerySet):
+    def on_roster(self):
+        """Learners the teacher has not removed."""
+        return self.filter(removed_at__isnull=True)
+
+
 class Learner(models.Model):
     classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="learners")
     display_name = models.CharField(max_length=60)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Removal keeps the row (the browser loses it, see learner_from_session) so the teacher's usage and
+    # gallery still tell one removed learner's activity from another's.
+    removed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LearnerQuerySet.as_manager()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["classroom", "display_name"], name="unique_learner_name_per_class")
+            # A removed learner's name is free again: they, or someone else, may join under it.
+            models.UniqueConstraint(fields=["classroom", "display_name"], condition=models.Q(removed_at__isnull=True),
+                                    name="unique_learner_name_per_class")
         ]
 
     def __str__(self) -> str:

@@ -16,7 +16,7 @@ def classrooms_for(*, user) -> QuerySet[Classroom]:
     if not user.is_superuser:
         qs = qs.filter(teacher=user)
     return qs.annotate(
-        learner_count=Count("learners", distinct=True),
+        learner_count=Count("learners", filter=Q(learners__removed_at__isnull=True), distinct=True),
         pending_count=Count(
             "moderation_items", filter=Q(moderation_items__status=ModerationItem.Status.PENDING), distinct=True
         ),
@@ -47,7 +47,7 @@ def learner_from_session(session) -> Learner | None:
     learner_id = session.get("learner_id")
     if not learner_id:
         return None
-    return Learner.objects.select_related("classroom").filter(pk=learner_id).first()
+    return Learner.objects.on_roster().select_related("classroom").filter(pk=learner_id).first()
 
 
 def learner_can_view_page(*, learner: Learner | None, page: PageVersion) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from explainer.models import Classroom, Learner, Thread, Topic
 from explainer.models.classroom import JOIN_CODE_ALPHABET, new_join_code
@@ -98,7 +99,7 @@ def learner_join(*, join_code: str, display_name: str, current_learner_id: int |
         raise ValidationError("Choose a name to show in the class. · 请起一个在班里显示的名字。", code="display_name")
     if len(display_name) > 60:
         raise ValidationError("That name is too long (60 characters at most). · 名字太长了（最多 60 个字）。", code="display_name")
-    existing = classroom.learners.filter(display_name__iexact=display_name).first()
+    existing = classroom.learners.on_roster().filter(display_name__iexact=display_name).first()
     if existing is not None:
         if existing.pk == current_learner_id:
             return existing
@@ -119,7 +120,7 @@ def learner_rename(*, learner: Learner, display_name: str) -> Learner:
     display_name = " ".join(display_name.split())
     if len(display_name) > 60:
         raise ValidationError("That name is too long (60 characters at most).")
-    if not display_name or learner.classroom.learners.exclude(pk=learner.pk).filter(
+    if not display_name or learner.classroom.learners.on_roster().exclude(pk=learner.pk).filter(
         display_name__iexact=display_name
     ).exists():
         raise ValidationError("That name is empty or already used in this class.")
@@ -130,12 +131,13 @@ def learner_rename(*, learner: Learner, display_name: str) -> Learner:
 
 def learner_remove(*, learner: Learner) -> None:
     """Take a learner off the roster: their browser loses the class and its threads; the pages stay in
-    the class for the teacher to review."""
+    the class for the teacher to review, still under the learner's name."""
     with transaction.atomic():
         # A learner's browser reaches a thread (its page, follow-ups, the live view) by the thread's
         # session key: a blank one belongs to no browser.
         Thread.objects.filter(learner=learner).update(session_key="")
-        learner.delete()
+        learner.removed_at = timezone.now()
+        learner.save(update_fields=["removed_at"])
 
 
 def _clean_seeds(seed_questions) -> list[str]:

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
 from explainer.models import ModerationItem, RenderCheck, Topic
@@ -62,6 +63,24 @@ def dashboard(request):
     return render(request, "teacher/dashboard.html", {"classrooms": classrooms, "form": form})
 
 
+def _class_page(request, classroom, *, form=None, topic=None, topic_form=None):
+    """The class page; a refused settings or topic form is shown as posted, with its errors."""
+    def form_of(t):
+        if topic_form is not None and topic is not None and t.pk == topic.pk:
+            return topic_form
+        return TopicForm(initial={**vars(t), "seed_questions": "\n".join(t.seed_questions)}, prefix=f"t{t.pk}")
+
+    context = {
+        "classroom": classroom,
+        "form": form if form is not None else ClassroomSettingsForm.for_classroom(classroom),
+        "learners": classroom.learners.on_roster().order_by("display_name"),
+        "topics": [(t, form_of(t)) for t in classroom.topics.all()],
+        "topic_form": topic_form if topic_form is not None and topic is None else TopicForm(prefix="new"),
+        "join_url": request.build_absolute_uri(reverse("join")),
+    }
+    return render(request, "teacher/class_detail.html", context)
+
+
 @login_required
 def class_detail(request, classroom_id):
     classroom = _classroom(request, classroom_id)
@@ -74,16 +93,7 @@ def class_detail(request, classroom_id):
         else:
             messages.success(request, "Saved.")
             return redirect("teacher:class", classroom_id=classroom.pk)
-    context = {
-        "classroom": classroom,
-        "form": form,
-        "learners": classroom.learners.order_by("display_name"),
-        "topics": [(t, TopicForm(initial={**vars(t), "seed_questions": "\n".join(t.seed_questions)}, prefix=f"t{t.pk}"))
-                   for t in classroom.topics.all()],
-        "topic_form": TopicForm(prefix="new"),
-        "join_url": request.build_absolute_uri(reverse("join")),
-    }
-    return render(request, "teacher/class_detail.html", context)
+    return _class_page(request, classroom, form=form)
 
 
 @login_required
@@ -99,7 +109,7 @@ def class_rotate(request, classroom_id):
 @require_POST
 def learner_action(request, classroom_id, learner_id):
     classroom = _classroom(request, classroom_id)
-    learner = classroom.learners.filter(pk=learner_id).first()
+    learner = classroom.learners.on_roster().filter(pk=learner_id).first()
     if learner is None:
         raise Http404("No such learner")
     try:
@@ -144,17 +154,22 @@ def topic_save(request, classroom_id, topic_id=None):
         messages.success(request, f"Deleted the topic “{topic.title}”.")
         return redirect(reverse("teacher:class", args=[classroom.pk]) + "#topics")
     form = TopicForm(request.POST, prefix=f"t{topic.pk}" if topic else "new")
-    if not form.is_valid():
-        problems = "; ".join(f"{form.fields[name].label or name.replace('_', ' ').capitalize()}: {' '.join(errors)}"
-                             if name in form.fields else " ".join(errors) for name, errors in form.errors.items())
-        messages.error(request, f"The topic was not saved. {problems}")
-    elif topic is None:
-        added = class_services.topic_create(classroom=classroom, **form.cleaned_data)
-        messages.success(request, f"Added the topic “{added.title}”.")
-    else:
-        class_services.topic_update(topic=topic, **form.cleaned_data)
-        messages.success(request, f"Saved the topic “{topic.title}”.")
-    return redirect(reverse("teacher:class", args=[classroom.pk]) + "#topics")
+    if form.is_valid():
+        try:
+            if topic is None:
+                saved = class_services.topic_create(classroom=classroom, **form.cleaned_data)
+                messages.success(request, f"Added the topic “{saved.title}”.")
+            else:
+                saved = class_services.topic_update(topic=topic, **form.cleaned_data)
+                messages.success(request, f"Saved the topic “{saved.title}”.")
+            return redirect(reverse("teacher:class", args=[classroom.pk]) + "#topics")
+        except ValidationError as exc:
+            form.add_error(None, _error_text(exc))
+    problems = "; ".join(f"{form.fields[name].label or name.replace('_', ' ').capitalize()}: {' '.join(errors)}"
+                         if name in form.fields else " ".join(errors) for name, errors in form.errors.items())
+    messages.error(request, f"The topic was not saved. {problems}")
+    # Shown again as posted (not redirected), so nothing the teacher typed is lost.
+    return _class_page(request, classroom, topic=topic, topic_form=form)
 
 
 def _id_param(request, name: str) -> str | None:
@@ -177,7 +192,7 @@ def review(request, classroom_id):
         "pages": pages,
         "filters": filters,
         "topics": classroom.topics.all(),
-        "learners": classroom.learners.order_by("display_name"),
+        "learners": classroom.learners.on_roster().order_by("display_name"),
         "checks": review_selectors.CHECK_FILTERS,
     }
     return render(request, "teacher/review.html", context)
@@ -261,11 +276,23 @@ def moderation_decide(request, item_id):
     item = class_selectors.moderation_item_for_teacher(user=request.user, item_id=item_id)
     if item is None:
         raise Http404("No such item")
+    approve = request.POST.get("decision") == "approve"
     try:
-        moderation_item_decide(item=item, approve=request.POST.get("decision") == "approve", by=request.user)
+        moderation_item_decide(item=item, approve=approve, by=request.user)
     except NothingToHide as exc:
         messages.error(request, str(exc))
+    else:
+        messages.success(request, _decision_message(item, approve=approve))
     return redirect("teacher:moderation", classroom_id=item.classroom_id)
+
+
+def _decision_message(item: ModerationItem, *, approve: bool) -> str:
+    question = Truncator(item.text).chars(80)
+    if item.page is None:
+        return f"Marked the question “{question}” reviewed."
+    if approve:
+        return f"Approved the page for “{question}”: learners can see it."
+    return f"Hid the page for “{question}”: learners no longer see it, open views included."
 
 
 def _usage_days(request) -> int:

@@ -33,8 +33,9 @@ def test_removing_a_learner_asks_first_and_only_the_confirmed_post_removes_them(
     fields = confirm_form(asked.content.decode())
     assert fields["action"] == "remove" and fields["confirm"] == "yes"
     done = signed_in.post(url, {k: v for k, v in fields.items() if k != "csrfmiddlewaretoken"}, follow=True)
-    assert not classroom.learners.filter(pk=learner.pk).exists()
+    assert not classroom.learners.on_roster().filter(pk=learner.pk).exists()
     assert "Removed Mia from the class." in done.content.decode()
+    assert 'id="roster"' in done.content.decode() and "Nobody has joined yet." in done.content.decode()
 
 
 def test_renaming_a_learner_needs_no_confirmation(signed_in, classroom, learner):

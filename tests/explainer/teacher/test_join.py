@@ -112,3 +112,15 @@ def test_a_removed_learner_can_no_longer_open_or_follow_up_their_threads_in_the_
     assert client.get(reverse("join-suggestions")).json()["classroom"] is None
     client.force_login(teacher)  # the teacher still reviews the page
     assert client.get(reverse("teacher:page", args=[page.pk])).status_code == 200
+
+
+def test_a_removed_learner_can_join_again_under_the_same_name_as_a_new_learner(client, classroom):
+    from explainer.services.classrooms import learner_remove
+
+    join(client, classroom.join_code, "Mia")
+    removed = Learner.objects.get(display_name="Mia")
+    learner_remove(learner=removed)
+    assert client.get(reverse("join-suggestions")).json()["learner"] is None
+    assert join(client, classroom.join_code, "Mia").status_code == 302
+    again = client.get(reverse("join-suggestions")).json()["learner"]
+    assert again["name"] == "Mia" and again["id"] != removed.pk

@@ -120,6 +120,18 @@ def test_approving_a_held_page_shows_it_again(client, classroom, learner, teache
     assert ModerationItem.objects.get(pk=item.pk).status == "approved"
 
 
+def test_approving_or_hiding_a_queued_page_says_what_was_done(client, classroom, learner, teacher, make_page):
+    held = page_screen(page=make_page(classroom=classroom, learner=learner, question="Is it safe?",
+                                      html="<p>suicide</p>"))
+    flagged = page_screen(page=make_page(classroom=classroom, learner=learner, question="How does a gun recoil?",
+                                         html="<p>How a gun recoils</p>"))
+    client.force_login(teacher)
+    approved = client.post(reverse("teacher:moderation-decide", args=[held.pk]), {"decision": "approve"}, follow=True)
+    assert "Approved the page for “Is it safe?”: learners can see it." in approved.content.decode()
+    hidden = client.post(reverse("teacher:moderation-decide", args=[flagged.pk]), {"decision": "hide"}, follow=True)
+    assert "Hid the page for “How does a gun recoil?”: learners no longer see it" in hidden.content.decode()
+
+
 def test_another_teacher_cannot_decide_a_queued_item(client, classroom, learner, other_teacher, make_page):
     page = make_page(classroom=classroom, learner=learner, html="<p>suicide</p>")
     item = page_screen(page=page)
@@ -238,6 +250,7 @@ def test_a_flagged_question_is_marked_reviewed_and_hide_is_not_offered_for_it(cl
     assert "hide the page item it led to" in response.content.decode()
     item.refresh_from_db()
     assert item.status == ModerationItem.Status.PENDING  # nothing recorded that did not happen
-    client.post(reverse("teacher:moderation-decide", args=[item.pk]), {"decision": "approve"})
+    reviewed = client.post(reverse("teacher:moderation-decide", args=[item.pk]), {"decision": "approve"}, follow=True)
+    assert "Marked the question “How does a magnet help a gun fire?” reviewed." in reviewed.content.decode()
     item.refresh_from_db()
     assert item.status == ModerationItem.Status.APPROVED

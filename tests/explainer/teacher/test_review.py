@@ -128,6 +128,61 @@ def test_usage_counts_questions_follow_ups_pages_and_failures_per_learner(signed
     assert 'style="width: 100%"' in response.content.decode()
 
 
+def test_usage_keeps_each_removed_learner_apart_under_their_name_marked_removed(
+    signed_in, classroom, learner, make_page
+):
+    from django.utils import timezone
+
+    from explainer.services.classrooms import learner_remove
+
+    leo = learner_join(join_code=classroom.join_code, display_name="Leo")
+    make_page(classroom=classroom, learner=learner)
+    make_page(classroom=classroom, learner=leo)
+    make_page(classroom=classroom, learner=leo, question="Why is the sky blue?")
+    learner_remove(learner=learner)
+    learner_remove(learner=leo)
+    new_mia = learner_join(join_code=classroom.join_code, display_name="Mia")  # the name is free again
+    make_page(classroom=classroom, learner=new_mia)
+    today = timezone.localdate().isoformat()
+
+    rows = csv.DictReader(io.StringIO(signed_in.get(reverse("teacher:usage-csv", args=[classroom.pk])).content.decode()))
+    per_learner = {r["learner"]: r["questions"] for r in rows}
+    assert per_learner == {f"Mia (removed {today})": "1", f"Leo (removed {today})": "2", "Mia": "1"}
+    body = signed_in.get(reverse("teacher:usage", args=[classroom.pk])).content.decode()
+    table = body.split("<h2>Per learner</h2>")[1].split("</table>")[0]
+    cells = re.findall(r"<tr><td>([^<]*)</td><td>(\d+)</td>", table)
+    assert {name: n for name, n in cells} == per_learner
+
+
+def test_each_day_s_bar_on_the_usage_page_has_its_count_as_text(signed_in, classroom, learner, make_page):
+    first = make_page(classroom=classroom, learner=learner)
+    make_page(classroom=classroom, learner=learner, thread=first.thread, version=2, kind=Generation.Kind.FOLLOW_UP)
+    body = signed_in.get(reverse("teacher:usage", args=[classroom.pk])).content.decode()
+    cell = body.split('id="per-day"')[1].split('class="bar-cell">')[1].split("</td>")[0]
+    # The bar itself is only a width: a screen reader reads the hidden count beside it.
+    assert re.search(r'<span class="visually-hidden">\s*2\s*</span>', cell), cell
+
+
+def test_a_refused_topic_form_comes_back_with_everything_the_teacher_typed(signed_in, classroom):
+    seeds = "Why is the sky blue?\n光是什么？"
+    refused = signed_in.post(reverse("teacher:topic-new", args=[classroom.pk]), {
+        "new-title": "L" * 121, "new-seed_questions": seeds, "new-note_to_model": "Use a prism."})
+    body = refused.content.decode()
+    assert refused.status_code == 200 and "The topic was not saved. Title: " in body
+    new_form = body.split('class="topic new"')[1].split("</form>")[0]
+    assert html.escape("L" * 121) in new_form and "Use a prism." in new_form
+    assert "Why is the sky blue?\n光是什么？" in html.unescape(new_form).replace("\r\n", "\n")
+    assert not classroom.topics.filter(title__startswith="LLL").exists()
+
+    magnetism = classroom.topics.get(title="Magnetism")
+    refused = signed_in.post(reverse("teacher:topic", args=[classroom.pk, magnetism.pk]), {
+        "action": "save", f"t{magnetism.pk}-title": "", f"t{magnetism.pk}-seed_questions": "Why do magnets stick?"})
+    edit_form = refused.content.decode().split(f'action="{reverse("teacher:topic", args=[classroom.pk, magnetism.pk])}"')[1]
+    assert "Why do magnets stick?" in edit_form.split("</form>")[0]
+    magnetism.refresh_from_db()
+    assert magnetism.seed_questions == ["How does a magnet attract iron?", "磁铁为什么能吸铁？"]
+
+
 def test_a_teacher_creates_a_class_renames_it_and_adds_a_topic(signed_in, teacher):
     response = signed_in.post("/teacher/", {"name": "Year 8"})
     classroom = teacher.classrooms.get(name="Year 8")
