@@ -170,10 +170,9 @@ def test_a_chinese_question_in_an_english_interface_is_marked_chinese_for_screen
     assert page.evaluate("document.getElementById('status').closest('[lang]').lang") == "zh"
 
 
-def test_a_reloaded_thread_says_again_what_its_page_explains_and_that_it_passed(browser, live_server_url,
-                                                                                monkeypatch):
-    from explainer.models import Generation, PageVersion, RenderCheck, Thread
-    from explainer.selectors.library import library_index
+def a_written_thread(browser, live_server_url, monkeypatch):
+    """A new browser whose one thread has one page written: (its context, its tab, the page's row)."""
+    from explainer.models import Generation, PageVersion, Thread
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM calls below run beside Playwright's loop
     context = browser.new_context()
@@ -182,7 +181,17 @@ def test_a_reloaded_thread_says_again_what_its_page_explains_and_that_it_passed(
     session_key = next(c["value"] for c in context.cookies() if c["name"] == "sessionid")
     thread = Thread.objects.create(session_key=session_key, topic_slug="sky-blue")
     generation = Generation.objects.create(thread=thread, question="Why is the sky blue?", status="done")
-    shown = PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<h1>Sky</h1>")
+    return context, page, PageVersion.objects.create(thread=thread, generation=generation, version=1,
+                                                     html="<h1>Sky</h1>")
+
+
+def test_a_reloaded_thread_says_again_what_its_page_explains_and_that_it_passed(browser, live_server_url,
+                                                                                monkeypatch):
+    from explainer.models import RenderCheck
+    from explainer.selectors.library import library_index
+
+    context, page, shown = a_written_thread(browser, live_server_url, monkeypatch)
+    thread = shown.thread
     RenderCheck.objects.create(page=shown, status=RenderCheck.Status.PASSED)
     page.goto(f"{live_server_url}/t/{thread.pk}/")
     title = library_index().by_slug["sky-blue"].title
@@ -193,16 +202,8 @@ def test_a_reloaded_thread_says_again_what_its_page_explains_and_that_it_passed(
 
 def test_a_thread_reloaded_before_its_check_answered_shows_the_verdict_when_it_comes(browser, live_server_url,
                                                                                     monkeypatch):
-    from explainer.models import Generation, PageVersion, Thread
-
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM calls below run beside Playwright's loop
-    context = browser.new_context()
-    page = context.new_page()
-    page.goto(live_server_url + "/")
-    session_key = next(c["value"] for c in context.cookies() if c["name"] == "sessionid")
-    thread = Thread.objects.create(session_key=session_key, topic_slug="sky-blue")
-    generation = Generation.objects.create(thread=thread, question="Why is the sky blue?", status="done")
-    shown = PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<h1>Sky</h1>")
+    context, page, shown = a_written_thread(browser, live_server_url, monkeypatch)
+    thread, generation = shown.thread, shown.generation
     socket = ScriptedSocket(page)
     page.goto(f"{live_server_url}/t/{thread.pk}/")  # between `done` and `qa`: the check has not answered
     expect(page.locator("#qa")).to_have_text("Checking the page in a browser…")
