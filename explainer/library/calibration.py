@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from explainer.library.index import LibraryIndex
-from explainer.library.router import DEFAULT_THRESHOLD, UNSURE_FLOOR
+from explainer.library.router import DEFAULT_THRESHOLD, UNSURE_FLOOR, by_nearness
 
 QUESTION_SET = Path(__file__).resolve().parents[2] / "tests" / "data" / "router_questions.json"
 SPLITS = ("calibration", "held-out", "fresh", "fresh-2")
@@ -96,7 +96,7 @@ def verdicts(index: LibraryIndex, questions: list[LabelledQuestion]) -> list[Ver
     for q in questions:
         ranked = index.scores(q.question)
         best = ranked[0]
-        near = min(ranked, key=lambda s: (-s.nearness, s.topic))  # as `route_question` orders the nearest
+        near = by_nearness(ranked)[0]
         expected = frozenset(t for t in (q.topic, *q.also) if t in index.topics)
         out.append(Verdict(q, best.topic, best.score, expected, near.topic, near.nearness))
     return out

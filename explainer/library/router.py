@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from explainer.library.index import LibraryIndex
+from explainer.library.index import LibraryIndex, TopicScore
 from explainer.library.records import LibraryPage
 
 # Calibrated on the calibration half of tests/data/router_questions.json with the default index recipe:
@@ -45,7 +45,7 @@ class Route:
     @property
     def unsure(self) -> bool:
         """No topic reaches the threshold, but the nearest comes close enough that it may be the one."""
-        return self.page is None and bool(self.nearest) and (self.nearness or 0.0) >= UNSURE_FLOOR
+        return self.page is None and (self.nearness or 0.0) >= UNSURE_FLOOR
 
     @property
     def other_language(self) -> bool:
@@ -59,12 +59,17 @@ def topic_page(index: LibraryIndex, topic: str, lang: str) -> LibraryPage:
     return next((p for p in pages if p.lang == lang), pages[0])
 
 
+def by_nearness(ranked: list[TopicScore]) -> list[TopicScore]:
+    """Topics nearest first (ties by name): the order the nearest are offered in, whatever the outside set took."""
+    return sorted(ranked, key=lambda s: (-s.nearness, s.topic))
+
+
 def route_question(index: LibraryIndex, question: str, lang: str, *, threshold: float = DEFAULT_THRESHOLD) -> Route:
     """The library topic of a question, or none, with the nearest topics either way."""
     ranked = index.scores(question)
     # The nearest topics are offered by nearness: a question the outside set refuses still gets what the
     # library has closest.
-    near = sorted(ranked, key=lambda s: (-s.nearness, s.topic))
+    near = by_nearness(ranked)
     nearest = tuple(topic_page(index, s.topic, lang) for s in near[:NEAREST] if s.nearness > NEAREST_FLOOR)
     best = ranked[0]
     page = topic_page(index, best.topic, lang) if best.score >= threshold else None
