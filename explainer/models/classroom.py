@@ -6,6 +6,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 JOIN_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
@@ -59,6 +60,16 @@ class Learner(models.Model):
 
     def __str__(self) -> str:
         return self.display_name
+
+    @property
+    def label(self) -> str:
+        """The name the teacher panel shows: a removed learner's is marked, and dated (`learner_label`)."""
+        return learner_label(self.display_name, self.removed_at)
+
+
+def learner_label(name: str, removed_at) -> str:
+    """"Mia", or "Mia (removed 2026-12-04)": dated, so two removed learners who used one name stay apart."""
+    return f"{name} (removed {timezone.localdate(removed_at).isoformat()})" if removed_at else name
 
 
 class Topic(models.Model):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 
-from explainer.models import Classroom, PageVersion, RenderCheck
+from explainer.models import Classroom, Learner, PageVersion, RenderCheck
 from explainer.selectors.topic_space import normalise
 
 CHECK_FILTERS = ("passed", "failed", "error", "pending", "none")
@@ -31,6 +31,15 @@ def review_pages(
     elif check in CHECK_FILTERS:
         qs = qs.filter(check_status=check)
     return qs
+
+
+def review_learners(*, classroom: Classroom) -> QuerySet[Learner]:
+    """The learners the gallery filters by: the roster, then removed learners who left pages in the class."""
+    left_pages = PageVersion.objects.filter(thread__classroom=classroom, generation__learner=OuterRef("pk"))
+    return (
+        classroom.learners.filter(Q(removed_at__isnull=True) | Exists(left_pages))
+        .order_by(F("removed_at").asc(nulls_first=True), "display_name", "pk")
+    )
 
 
 def page_versions(*, page: PageVersion) -> QuerySet[PageVersion]:

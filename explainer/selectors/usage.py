@@ -11,6 +11,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from explainer.models import Classroom, Generation, PageVersion, RenderCheck
+from explainer.models.classroom import learner_label
 
 METRICS = ("questions", "follow_ups", "pages", "check_failures")
 
@@ -33,10 +34,7 @@ def _counted(qs, learner: str):
 
 
 def _learner_label(name: str | None, removed_at) -> str:
-    if name is None:
-        return "(no learner)"
-    # Dated, so two removed learners who used the same name stay apart.
-    return f"{name} (removed {timezone.localdate(removed_at).isoformat()})" if removed_at else name
+    return "(no learner)" if name is None else learner_label(name, removed_at)
 
 
 def usage_rows(*, classroom: Classroom, days: int = 30) -> list[UsageRow]:

@@ -192,7 +192,7 @@ def review(request, classroom_id):
         "pages": pages,
         "filters": filters,
         "topics": classroom.topics.all(),
-        "learners": classroom.learners.on_roster().order_by("display_name"),
+        "learners": review_selectors.review_learners(classroom=classroom),
         "checks": review_selectors.CHECK_FILTERS,
     }
     return render(request, "teacher/review.html", context)

@@ -154,6 +154,34 @@ def test_usage_keeps_each_removed_learner_apart_under_their_name_marked_removed(
     assert {name: n for name, n in cells} == per_learner
 
 
+def test_a_removed_learner_s_pages_and_questions_are_marked_removed_and_still_filterable(
+    signed_in, classroom, learner, make_page
+):
+    from django.utils import timezone
+
+    from explainer.services.classrooms import learner_remove
+    from explainer.services.moderation import question_check
+
+    page = make_page(classroom=classroom, learner=learner)
+    question_check(classroom=classroom, learner=learner, question="Can a magnet stop a gun?")  # waits in the queue
+    learner_remove(learner=learner)
+    learner_join(join_code=classroom.join_code, display_name="Leo")  # on the roster, no pages yet
+    learner_join(join_code=classroom.join_code, display_name="Mia")  # the name is free again
+    removed = f"Mia (removed {timezone.localdate().isoformat()})"
+
+    response = signed_in.get(reverse("teacher:review", args=[classroom.pk]))
+    body = response.content.decode()
+    assert f"v1 · {removed}" in body
+    # The filter lists the roster first, then the removed learner, whose pages it still finds.
+    assert [str(option) for option in response.context["learners"]] == ["Leo", "Mia", "Mia"]
+    assert [option.label for option in response.context["learners"]][2] == removed
+    assert f'value="{learner.pk}">{removed}</option>' in body
+    assert gallery(signed_in, classroom, learner=learner.pk) == {page.pk}
+    assert f"by {removed}," in signed_in.get(reverse("teacher:page", args=[page.pk])).content.decode()
+    queue = signed_in.get(reverse("teacher:moderation", args=[classroom.pk])).content.decode()
+    assert f"<td>{removed}</td>" in queue
+
+
 def test_each_day_s_bar_on_the_usage_page_has_its_count_as_text(signed_in, classroom, learner, make_page):
     first = make_page(classroom=classroom, learner=learner)
     make_page(classroom=classroom, learner=learner, thread=first.thread, version=2, kind=Generation.Kind.FOLLOW_UP)
