@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -112,6 +114,30 @@ def test_runall_starts_everything_and_stops_every_child(tmp_path, how):
         assert "web server exited" in output
     else:
         assert proc.returncode == 0
+
+
+def test_runall_kills_what_a_stopped_child_left_running(monkeypatch, capsys):
+    from explainer.management.commands import runall
+
+    monkeypatch.setattr(runall, "STOP_SECONDS", 1)
+    # A child whose own process stops at once on SIGTERM, leaving behind one it started that ignores it
+    # (as a worker killed while starting up leaves its pool processes).
+    script = "sh -c \"trap '' TERM; while true; do sleep 0.1; done\" & wait"
+    child = subprocess.Popen(["bash", "-c", script], start_new_session=True, stdout=subprocess.PIPE)
+    command = runall.Command()
+    command.children = [("gpu worker", child)]
+    time.sleep(0.3)  # the grandchild is up, with its trap set
+    grandchildren = _children(child.pid)
+    assert grandchildren
+    try:
+        command._stop_all()
+        assert child.returncode == -signal.SIGTERM
+        # The child's output closes: nothing is left holding it open.
+        assert select.select([child.stdout], [], [], 5)[0] and child.stdout.read() == b""
+        assert not [pid for pid in grandchildren if _alive(pid)]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
 
 
 def test_runall_stops_its_children_together_and_kills_one_that_ignores_sigterm(monkeypatch, capsys):

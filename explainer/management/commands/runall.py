@@ -5,7 +5,8 @@ only job is the reaper), `qa` (render checks). The Redis it starts appends every
 var/ (AOF), so queued work and live views survive a restart.
 
 Ctrl-C (SIGINT) or SIGTERM stops every child: the workers and the web server together, then Redis; a
-child still running 20 s after its SIGTERM is killed. If one child dies, the rest are stopped too.
+child still running 20 s after its SIGTERM is killed, and so is anything a stopped child left running in
+its process group. If one child dies, the rest are stopped too.
 """
 
 from __future__ import annotations
@@ -131,6 +132,17 @@ class Command(BaseCommand):
                 self.stderr.write(f"{name} did not stop within {STOP_SECONDS} s; killed")
                 proc.kill()
                 proc.wait()
+            _kill_leftovers(proc.pid)
+
+
+def _kill_leftovers(group: int) -> None:
+    """Kill whatever still runs in a stopped child's process group: processes it started and left behind
+    (a worker's pool process forked while it was still starting up, say), which would otherwise run on
+    and keep the terminal's output open after runall has returned."""
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is empty: the child took everything it started with it
 
 
 def redis_argv(server: str, port: int, directory) -> list[str]:
