@@ -28,52 +28,31 @@ def open_exemplar(browser, kit_server, slug, **context_options):
     return context, page, problems, state
 
 
-def canvas_png(page) -> bytes:
-    page.wait_for_timeout(150)
-    return page.locator("canvas").screenshot()
-
-
-def move_first_control(page) -> None:
-    """Drag the first range input (the timeline when there is one) from where it is to far along."""
-    box = page.evaluate(
-        "(() => { const r = __kit.sliders[0].getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height}; })()"
-    )
-    ratio = page.evaluate("(() => { const s = __kit.sliders[0]; return (s.value - s.min) / (s.max - s.min); })()")
-    target = 0.2 if ratio > 0.5 else 0.8
-    page.mouse.click(box["x"] + box["w"] * target, box["y"] + box["h"] / 2)
-
-
 def test_the_corpus_has_pages_in_both_languages():
     assert {p.lang for p in PAGES} == {"en", "zh"}
 
 
+# Clicking a part and moving a control are judged on every exemplar by the render check itself
+# (tests/model_worker/test_corpus_render.py): here one visit reads what the kit says the page holds, and
+# how it lays out on a phone.
 @pytest.mark.parametrize("slug", [p.slug for p in PAGES])
-def test_an_exemplar_is_ready_clickable_responds_to_its_controls_and_fits_a_phone(browser, kit_server, slug):
-    # Reduced motion keeps the scene still, so a change in pixels comes from the control alone.
-    context, page, problems, state = open_exemplar(
-        browser, kit_server, slug, viewport={"width": 1000, "height": 700}, reduced_motion="reduce"
-    )
+def test_an_exemplar_holds_what_its_kind_promises_and_leaves_a_phone_room_for_the_scene(browser, kit_server, slug):
+    context, page, problems, state = open_exemplar(browser, kit_server, slug, viewport={"width": 1000, "height": 700})
     try:
         assert state == "ready", page.evaluate("__kit.errors")
         parts = page.evaluate("__kit.parts")
         assert parts, "an exemplar needs at least one clickable part"
-        clicked = None
-        for title in parts:
-            point = page.evaluate(f"__kit.pointFor({title!r})")
-            if point:
-                page.mouse.click(point["x"], point["y"])
-                clicked = title
-                break
-        assert clicked, "no part can be clicked in the first view"
-        assert page.evaluate("__kit.openPart") == clicked
-        page.keyboard.press("Escape")
-
+        assert any(page.evaluate(f"__kit.pointFor({title!r})") for title in parts), \
+            "no part can be clicked in the first view"
         assert page.evaluate("__kit.sliders.length") >= 1, "an exemplar needs a timeline or a slider"
-        before = canvas_png(page)
-        frames = page.evaluate("__kit.frames")
-        move_first_control(page)
-        assert canvas_png(page) != before, "moving the control did not change the scene"
-        assert page.evaluate("__kit.frames") > frames
+        if slug in LIBRARY:
+            assert len(parts) >= 3
+            assert page.evaluate("__kit.step().count") >= 4
+            assert page.evaluate("__kit.quiz.count") == 3
+            page.locator(".kit-quiz-open").click()
+            page.locator(".kit-quiz-option").first.click()
+            assert page.locator(".kit-quiz-feedback").inner_text()
+            page.keyboard.press("Escape")
 
         # Turned into a phone: nothing sticks out sideways, and the cards leave a third of the screen.
         page.set_viewport_size({"width": 390, "height": 844})
@@ -86,22 +65,5 @@ def test_an_exemplar_is_ready_clickable_responds_to_its_controls_and_fits_a_phon
         assert free >= 844 / 3, f"only {free:.0f} px left for the scene"
         assert problems == []
         assert page.evaluate("__kit.state") == "ready"
-    finally:
-        context.close()
-
-
-@pytest.mark.parametrize("slug", sorted(LIBRARY))
-def test_a_library_lesson_has_parts_a_control_narration_and_a_quiz_that_answers(browser, kit_server, slug):
-    context, page, problems, state = open_exemplar(browser, kit_server, slug, viewport={"width": 1000, "height": 700})
-    try:
-        assert state == "ready", page.evaluate("__kit.errors")
-        assert len(page.evaluate("__kit.parts")) >= 3
-        assert page.evaluate("__kit.sliders.length") >= 1
-        assert page.evaluate("__kit.step().count") >= 4
-        assert page.evaluate("__kit.quiz.count") == 3
-        page.locator(".kit-quiz-open").click()
-        page.locator(".kit-quiz-option").first.click()
-        assert page.locator(".kit-quiz-feedback").inner_text()
-        assert problems == []
     finally:
         context.close()
