@@ -116,7 +116,7 @@ def test_runall_starts_everything_and_stops_every_child(tmp_path, how):
         assert proc.returncode == 0
 
 
-def test_runall_kills_what_a_stopped_child_left_running(monkeypatch, capsys):
+def test_runall_kills_what_a_stopped_child_left_running(monkeypatch):
     from explainer.management.commands import runall
 
     monkeypatch.setattr(runall, "STOP_SECONDS", 1)
