@@ -7,7 +7,7 @@ import os
 from celery import Celery
 from celery.signals import after_setup_logger
 
-from model_worker.queues import TASK_ROUTES
+from model_worker.contract.queues import TASK_ROUTES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "explainer.settings.dev")
 

@@ -24,8 +24,8 @@ from explainer.services.generation import (
 )
 from explainer.services.rate_limits import Client, session_client_id
 from explainer.services.review import class_group, thread_group
-from model_worker import events
-from model_worker.redis_options import async_options
+from model_worker.contract import stream
+from model_worker.contract.connection import async_options
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         generation = await self._own_generation(message)
         if generation is None:
             return
-        last = await self.redis.xrevrange(events.key(str(generation.pk), "events"), count=1)
+        last = await self.redis.xrevrange(stream.key(str(generation.pk), "events"), count=1)
         if not last:
             return await self.send_error(
                 "expired", "This answer's live view has expired; open the thread to see its pages.",
@@ -224,9 +224,9 @@ class ExplainConsumer(AsyncWebsocketConsumer):
             while qa_deadline is None or loop.time() < qa_deadline:
                 try:
                     if not joined:
-                        await events.viewer_join(self.redis, generation_id, self.channel_name)
+                        await stream.viewer_join(self.redis, generation_id, self.channel_name)
                         joined = True
-                    reply = await events.read(self.redis, generation_id, after, READ_BLOCK_MS)
+                    reply = await stream.read(self.redis, generation_id, after, READ_BLOCK_MS)
                 except REDIS_DOWN as exc:
                     outage_since = outage_since or loop.time()
                     if loop.time() - outage_since > OUTAGE_WAIT_S:
@@ -239,12 +239,12 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                 outage_since, backoff = None, 0.25
                 if not reply:
                     continue
-                for event in events.decode(reply[0][1]):
+                for event in stream.decode(reply[0][1]):
                     after = event["id"]
                     await self.send_event({**event, "generation": generation_id})
                     if event["type"] == "fixing" and event.get("repair"):
                         self._watch(event["repair"], after=0)  # the repair streams on its own generation
-                    if event["type"] in events.TERMINAL_TYPES or (event["type"] == "done" and event.get("unchanged")):
+                    if event["type"] in stream.TERMINAL_TYPES or (event["type"] == "done" and event.get("unchanged")):
                         return  # an unchanged revision adds no page, so no render check follows
                     if event["type"] == "done":
                         qa_deadline = loop.time() + QA_WAIT_S
@@ -259,7 +259,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                 del self.watchers[generation_id]
             if joined:
                 try:
-                    await events.viewer_leave(self.redis, generation_id, self.channel_name, settings.ORPHAN_GRACE_S)
+                    await stream.viewer_leave(self.redis, generation_id, self.channel_name, settings.ORPHAN_GRACE_S)
                 except Exception:  # the worker then runs on; it still stops at its time limit
                     log.exception("could not record that a viewer of %s left", generation_id)
 

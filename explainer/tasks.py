@@ -1,6 +1,6 @@
 """Tasks of the web side: a few lines each, the work lives in services.
 
-Both run on the `finish` queue (model_worker/queues.py), whose worker does nothing slow, so a page's
+Both run on the `finish` queue (model_worker/contract/queues.py), whose worker does nothing slow, so a page's
 `done` never waits behind a render check on `qa`."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from django.db import OperationalError
 
 from explainer.services.generation import generation_finish
 from explainer.services.lifecycle import generations_reap
-from model_worker.backends.base import PageOutcome
+from model_worker.contract.pages import PageOutcome
 
 
 @shared_task(

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from django.conf import settings
 
-from model_worker.backends.base import LIBRARY_ONLY, BackendCapabilities
 from model_worker.config import backend_capabilities, engine_settings, writable_topics
+from model_worker.contract.pages import LIBRARY_ONLY, BackendCapabilities
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from explainer.models import Classroom, Learner, Thread, Topic
 from explainer.models.classroom import JOIN_CODE_ALPHABET, new_join_code
-from model_worker.backends.base import LANGS as SUPPORTED_LANGUAGES
+from model_worker.contract.pages import LANGS as SUPPORTED_LANGUAGES
 
 
 def _clean_languages(languages) -> list[str]:

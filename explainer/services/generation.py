@@ -33,9 +33,9 @@ from explainer.selectors.review import featured_page_for
 from explainer.services import moderation, rate_limits
 from explainer.services.streams import event_append, redis_client
 from explainer.services.topic_requests import topic_request_record
-from model_worker import events, lifecycle
-from model_worker.backends.base import LANGS, PageOutcome, PageRequest
-from model_worker.queues import GPU_QUEUE, PAGE_PRIORITY
+from model_worker.contract import lifecycle, stream
+from model_worker.contract.pages import LANGS, PageOutcome, PageRequest
+from model_worker.contract.queues import GPU_QUEUE, PAGE_PRIORITY
 
 log = logging.getLogger(__name__)
 
@@ -281,7 +281,7 @@ def queue_positions_announce(*, left: Generation) -> None:
         waiting = generations_waiting_after(generation=left)
         if not waiting:
             return
-        claims = r.mget([events.key(str(g.pk), "claim") for g, _ in waiting])
+        claims = r.mget([stream.key(str(g.pk), "claim") for g, _ in waiting])
         for (generation, position), claim in zip(waiting, claims, strict=True):
             if claim is None:  # not yet taken by a worker
                 event_append(generation_id=generation.pk, type="queued", thread=str(generation.thread_id),
@@ -384,7 +384,7 @@ def generation_cancel(*, generation: Generation) -> None:
     """Stop this generation: a worker writing it stops at its next block boundary; one still waiting in
     the queue is cancelled now (the learner does not wait for a worker to take it just to stop it)."""
     r, generation_id = redis_client(), str(generation.pk)
-    events.cancel(r, generation_id, settings.GENERATION_STREAM_TTL_S)
+    stream.cancel(r, generation_id, settings.GENERATION_STREAM_TTL_S)
     if generation.status != Generation.Status.QUEUED:
         return
     # Taking the claim is atomic against a worker's: whoever gets it decides, and a worker that takes the

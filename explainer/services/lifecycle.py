@@ -1,6 +1,6 @@
 """The reaper: no generation is lost or stuck. Run every `REAPER_INTERVAL_S` by Celery beat (task
 `explainer.reap_generations` on the `finish` worker), it looks at every generation the database still
-calls active and, from what Redis says about it (`model_worker.lifecycle`):
+calls active and, from what Redis says about it (`model_worker.contract.lifecycle`):
 
 - its worker died: as soon as the claim has lapsed, tells the learner the page is queued again (Celery
   redelivers the task); if nobody takes it within `LOST_AFTER_S`, sends the task again once, else
@@ -26,9 +26,9 @@ from explainer.models import Generation
 from explainer.selectors.generation import ACTIVE, generation_queue_position
 from explainer.services.generation import UNAVAILABLE, generation_finish, generation_send
 from explainer.services.streams import event_append, redis_client
-from model_worker import lifecycle
-from model_worker.backends.base import PageOutcome
-from model_worker.queues import REDELIVERY_PRIORITY
+from model_worker.contract import lifecycle
+from model_worker.contract.pages import PageOutcome
+from model_worker.contract.queues import REDELIVERY_PRIORITY
 
 log = logging.getLogger(__name__)
 

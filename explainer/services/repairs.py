@@ -18,7 +18,7 @@ from explainer.models import Generation, PageVersion, RenderCheck
 from explainer.selectors.backend import backend_features
 from explainer.selectors.generation import repair_attempts_before, thread_current_page
 from explainer.services.streams import event_append
-from model_worker.backends.base import PageRequest, RepairNote
+from model_worker.contract.pages import PageRequest, RepairNote
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Django's handle on the generation event streams (`model_worker.events`)."""
+"""Django's handle on the generation event streams (`model_worker.contract.stream`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from functools import cache
 import redis
 from django.conf import settings
 
-from model_worker import events
-from model_worker.redis_options import sync_options
+from model_worker.contract import stream
+from model_worker.contract.connection import sync_options
 
 
 @cache
@@ -22,7 +22,7 @@ def redis_client() -> redis.Redis:
 
 def event_append(*, generation_id, type: str, **fields) -> int:
     """Append a server event to a generation's stream, within the configured bounds."""
-    return events.append(
+    return stream.append(
         redis_client(), str(generation_id), type,
         maxlen=settings.GENERATION_STREAM_MAXLEN, ttl_s=settings.GENERATION_STREAM_TTL_S, **fields,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from model_worker.redis_options import async_options, sync_options
+from model_worker.contract.connection import async_options, sync_options
 
 from . import env
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from model_worker.backends.base import PageRequest
 from model_worker.backends.kit_reference import reference_text
+from model_worker.contract.pages import PageRequest
 
 LANGUAGE = {
     "en": "Write every word the learner reads in English; use <html lang=\"en\">.",

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import torch
 
-from model_worker.backends.base import BackendError, PageRequest, PageResult, PageSink
+from model_worker.backends.base import BackendError, PageResult, PageSink
+from model_worker.clover.prompt import PromptTooLong, build_prompt, check_fits, extract_page
+from model_worker.clover.tokenizer import load_tokenizer
 from model_worker.config import (
     DEFAULT_MODEL_PATH,
     backend_capabilities,
@@ -19,8 +21,7 @@ from model_worker.config import (
     learned_notes,
     resolve_device,
 )
-from model_worker.prompt import PromptTooLong, build_prompt, check_fits, extract_page
-from model_worker.tokenizer import load_tokenizer
+from model_worker.contract.pages import PageRequest
 
 log = logging.getLogger(__name__)
 

@@ -22,11 +22,12 @@ try:  # the client the `openai` package ships with; plain httpx has the same API
 except ImportError:  # pragma: no cover
     import httpx
 
-from model_worker.backends.base import BackendError, PageRequest, PageResult, PageSink
+from model_worker.backends.base import BackendError, PageResult, PageSink
 from model_worker.backends.chat_prompt import build_messages
 from model_worker.backends.reply import page_from_reply, page_problems
 from model_worker.backends.streaming import TokenBlocks
 from model_worker.config import backend_capabilities
+from model_worker.contract.pages import PageRequest
 
 log = logging.getLogger(__name__)
 

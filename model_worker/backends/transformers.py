@@ -24,11 +24,12 @@ from transformers import (
     TextIteratorStreamer,
 )
 
-from model_worker.backends.base import BackendCapabilities, BackendError, PageRequest, PageResult, PageSink
+from model_worker.backends.base import BackendError, PageResult, PageSink
 from model_worker.backends.chat_prompt import build_messages
 from model_worker.backends.reply import page_from_reply, page_problems
 from model_worker.backends.streaming import TokenBlocks, reply_stats
 from model_worker.config import backend_capabilities, default_threads, resolve_device
+from model_worker.contract.pages import BackendCapabilities, PageRequest
 
 MIN_PAGE_TOKENS = 256
 DRAFT_MIN_INTERVAL_S = 0.05

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from model_worker.backends.base import LANGS
+from model_worker.contract.pages import LANGS
 
 CORPUS_DIR = Path(__file__).resolve().parent
 SUBJECTS = ("biology", "astronomy", "physics", "chemistry", "earth-science")

@@ -19,7 +19,7 @@ TARGET_MEDIAN = 2500
 
 def token_counts(htmls: dict[str, str], tokenizer_dir: Path = TOKENIZER_DIR) -> dict[str, int]:
     """Tokens of each page (by slug) under the demo checkpoint's tokenizer."""
-    from model_worker.tokenizer import load_tokenizer  # transformers: loaded only when counting
+    from model_worker.clover.tokenizer import load_tokenizer  # transformers: loaded only when counting
 
     tok = load_tokenizer(tokenizer_dir)
     return {slug: len(tok(html, add_special_tokens=False)["input_ids"]) for slug, html in htmls.items()}

@@ -359,7 +359,7 @@ def _decode_once(backend, request) -> dict:
 
 
 def _request(lang: str, question: str, topic: str | None = None):
-    from model_worker.backends.base import PageRequest
+    from model_worker.contract.pages import PageRequest
 
     return PageRequest(question=question, lang=lang, topic=topic)
 

@@ -28,10 +28,10 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
-from model_worker import events, lifecycle
-from model_worker.backends.base import PageOutcome, PageRequest
 from model_worker.config import REPO_ROOT
-from model_worker.queues import FINISH_QUEUE, GPU_QUEUE, PAGE_PRIORITY
+from model_worker.contract import lifecycle, stream
+from model_worker.contract.pages import PageOutcome, PageRequest
+from model_worker.contract.queues import FINISH_QUEUE, GPU_QUEUE, PAGE_PRIORITY
 
 START_TIMEOUT_S = 300  # the worker imports torch and loads the checkpoint before its first commit
 PAGE_TIMEOUT_S = 900
@@ -111,9 +111,9 @@ def _one_page(r, app, request: PageRequest) -> dict:
     tokens, after = 0, 0
     deadline = time.monotonic() + PAGE_TIMEOUT_S
     while True:
-        reply = events.read(r, generation_id, after, block_ms=500)
+        reply = stream.read(r, generation_id, after, block_ms=500)
         for _, entries in reply or ():
-            for event in events.decode(entries):
+            for event in stream.decode(entries):
                 after = event["id"]
                 if event["type"] == "commit":
                     last = time.perf_counter()
@@ -121,7 +121,7 @@ def _one_page(r, app, request: PageRequest) -> dict:
                 elif event["type"] == "stats":
                     tokens = event["tokens"]
         if not reply and _finished(r, generation_id):
-            if not events.since(r, generation_id, after):
+            if not stream.since(r, generation_id, after):
                 break
         if time.monotonic() > deadline:
             raise RuntimeError(f"end-to-end: the page for {request.question!r} took over {PAGE_TIMEOUT_S} s")
@@ -138,8 +138,8 @@ def _warm_up(r, app, request: PageRequest, log: Path) -> None:
                   priority=PAGE_PRIORITY)
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _finished(r, generation_id):
-        if any(e["type"] == "commit" for e in events.decode(events.since(r, generation_id))):
-            events.cancel(r, generation_id)
+        if any(e["type"] == "commit" for e in stream.decode(stream.since(r, generation_id))):
+            stream.cancel(r, generation_id)
         if time.monotonic() > deadline:
             tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
             raise RuntimeError(f"end-to-end: the worker wrote no page within {START_TIMEOUT_S} s\n{tail}")

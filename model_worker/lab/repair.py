@@ -17,7 +17,7 @@ import argparse
 import json
 import time
 
-from model_worker.backends.base import PageRequest, RepairNote
+from model_worker.contract.pages import PageRequest, RepairNote
 from model_worker.lab.bench import PROMPTS, render_reports
 from model_worker.worker.run import NullSink, run_page
 

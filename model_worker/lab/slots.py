@@ -33,7 +33,7 @@ def trained_pages(checkpoint: Path, limit: int | None = None) -> list:
 
 def corpus_sequences(tok, checkpoint: Path, limit: int) -> list[tuple[int, list[int]]]:
     """`trained_pages`, each after the prompt of its first training question."""
-    from model_worker.prompt import build_prompt, page_target
+    from model_worker.clover.prompt import build_prompt, page_target
 
     out = []
     for page in trained_pages(checkpoint, limit):

@@ -15,7 +15,7 @@ import torch
 def title_choice(model, tok, pages) -> dict:
     """pages: corpus pages (slug, html, questions). Returns how many prefer their own title, and each
     page's preferred one with its log-probability."""
-    from model_worker.prompt import _encode, build_prompt
+    from model_worker.clover.prompt import _encode, build_prompt
 
     parts = {p.slug: _split(p.html) for p in pages}
     choices = {}

@@ -9,9 +9,9 @@ import argparse
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from model_worker.clover.tokenizer import DEFAULT_VOCAB_SIZE, train_tokenizer
 from model_worker.config import REPO_ROOT
 from model_worker.corpus import Page, load_pages
-from model_worker.tokenizer import DEFAULT_VOCAB_SIZE, train_tokenizer
 
 KIT_DIR = REPO_ROOT / "static" / "kit"
 

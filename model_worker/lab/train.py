@@ -20,11 +20,11 @@ from pathlib import Path
 
 import torch
 
+from model_worker.clover.prompt import build_prompt, page_target
+from model_worker.clover.tokenizer import DEFAULT_VOCAB_SIZE, load_tokenizer, special_ids, train_tokenizer
 from model_worker.config import REPO_ROOT, default_threads
 from model_worker.corpus import Page, load_pages
 from model_worker.lab.tokenizer import tokenizer_texts
-from model_worker.prompt import build_prompt, page_target
-from model_worker.tokenizer import DEFAULT_VOCAB_SIZE, load_tokenizer, special_ids, train_tokenizer
 
 STATE_FILE = "train_state.pt"
 TIMED_STEPS = 10  # steps a `--minutes` run times before it sets its step count

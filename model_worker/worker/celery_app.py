@@ -6,7 +6,7 @@ import os
 
 from celery import Celery
 
-from model_worker.queues import TASK_ROUTES
+from model_worker.contract.queues import TASK_ROUTES
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 

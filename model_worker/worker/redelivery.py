@@ -14,7 +14,7 @@ import logging
 
 from celery.worker.request import Request
 
-from model_worker.queues import GPU_QUEUE, REDELIVERY_PRIORITY
+from model_worker.contract.queues import GPU_QUEUE, REDELIVERY_PRIORITY
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 
-from model_worker.backends.base import BackendError, PageBackend, PageOutcome, PageRequest, PageSink
+from model_worker.backends.base import BackendError, PageBackend, PageSink
 from model_worker.backends.reply import page_problems
+from model_worker.contract.pages import PageOutcome, PageRequest
 
 log = logging.getLogger(__name__)
 

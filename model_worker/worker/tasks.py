@@ -19,12 +19,13 @@ import redis
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_process_init, worker_ready
 
-from model_worker import events, lifecycle
-from model_worker.backends.base import PageBackend, PageOutcome, PageRequest
+from model_worker.backends.base import PageBackend
 from model_worker.config import engine_settings, load_backend
-from model_worker.environment import env_number
-from model_worker.queues import FINISH_QUEUE
-from model_worker.redis_options import sync_options
+from model_worker.config.environment import env_number
+from model_worker.contract import lifecycle, stream
+from model_worker.contract.connection import sync_options
+from model_worker.contract.pages import PageOutcome, PageRequest
+from model_worker.contract.queues import FINISH_QUEUE
 from model_worker.worker.celery_app import REDIS_URL, app
 from model_worker.worker.run import run_page
 
@@ -113,8 +114,8 @@ class StreamSink:
     left: the task calls it before handing the outcome on, so every commit precedes `done` in the stream.
     """
 
-    def __init__(self, r, generation_id: str, *, maxlen: int = events.DEFAULT_MAXLEN,
-                 ttl_s: int = events.DEFAULT_TTL_S, clock=time.monotonic, claim: Claim | None = None):
+    def __init__(self, r, generation_id: str, *, maxlen: int = stream.DEFAULT_MAXLEN,
+                 ttl_s: int = stream.DEFAULT_TTL_S, clock=time.monotonic, claim: Claim | None = None):
         self.r, self.generation_id, self.clock, self.claim = r, generation_id, clock, claim
         self.limits = {"maxlen": maxlen, "ttl_s": ttl_s}
         self.started = clock()
@@ -190,7 +191,7 @@ class StreamSink:
     def _exchange(self) -> None:
         with self.lock:
             bodies, self.pending = self.pending, []
-        self.stop = events.stop_due(events.exchange(self.r, self.generation_id, bodies, **self.limits))
+        self.stop = stream.stop_due(stream.exchange(self.r, self.generation_id, bodies, **self.limits))
         self.exchanged = self.clock()
 
     def _raise(self) -> None:
@@ -203,7 +204,7 @@ class Claim:
     """This worker's hold on a generation, kept alive by a heartbeat thread."""
 
     def __init__(self, r, generation_id: str, token: str, *, ttl_s: int = lifecycle.CLAIM_TTL_S,
-                 every_s: float = lifecycle.HEARTBEAT_S, keep_s: int = events.DEFAULT_TTL_S):
+                 every_s: float = lifecycle.HEARTBEAT_S, keep_s: int = stream.DEFAULT_TTL_S):
         self.r, self.generation_id, self.token = r, generation_id, token
         self.ttl_s, self.every_s, self.keep_s = ttl_s, every_s, keep_s
         self.lost = False
@@ -278,8 +279,8 @@ def _dead_holder(r, generation_id: str) -> str | None:
     soft_time_limit=SOFT_TIME_LIMIT_S,
     time_limit=HARD_TIME_LIMIT_S,
 )
-def generate_page(self, generation_id: str, request: dict, stream_maxlen: int = events.DEFAULT_MAXLEN,
-                  stream_ttl_s: int = events.DEFAULT_TTL_S) -> str:
+def generate_page(self, generation_id: str, request: dict, stream_maxlen: int = stream.DEFAULT_MAXLEN,
+                  stream_ttl_s: int = stream.DEFAULT_TTL_S) -> str:
     r = redis_client()
     token = _token()
     attempt = lifecycle.claim(r, generation_id, token, keep_s=stream_ttl_s)
@@ -306,7 +307,7 @@ def generate_page(self, generation_id: str, request: dict, stream_maxlen: int = 
                     "tried again. Please try a different question.")
             else:
                 if attempt > 1:  # the learner's live view starts over
-                    events.append(r, generation_id, "retry", attempt=attempt, code="worker_lost",
+                    stream.append(r, generation_id, "retry", attempt=attempt, code="worker_lost",
                                   message=f"{WORKER_LOST} Writing it again.", **limits)
                 sink = StreamSink(r, generation_id, claim=held, **limits)
                 try:

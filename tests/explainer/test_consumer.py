@@ -9,7 +9,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from explainer.models import Generation, PageVersion, Thread
-from model_worker import events, lifecycle
+from model_worker.contract import lifecycle, stream
 from tests.support.queues import gpu_messages
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -118,7 +118,7 @@ async def test_another_browser_cannot_cancel_follow_up_or_resume_my_generation(c
     await ask_and_expect_error(
         stranger, {"type": "ask", "question": "And sound?", "thread": queued["thread"]}, "unknown_thread"
     )
-    assert redis_db.get(events.key(queued["generation"], "cancel")) is None
+    assert redis_db.get(stream.key(queued["generation"], "cancel")) is None
 
 
 async def test_resuming_past_the_last_event_is_refused_and_resuming_from_it_waits_for_the_next(connect, redis_db):
@@ -132,7 +132,7 @@ async def test_resuming_past_the_last_event_is_refused_and_resuming_from_it_wait
         assert "last event (2)" in event["message"]
     other = await connect()
     await other.send_json_to({"type": "resume", "generation": gid, "after": 2})
-    events.append(redis_db, gid, "retry", message="again")
+    stream.append(redis_db, gid, "retry", message="again")
     event = await other.receive_json_from(timeout=5)
     assert (event["type"], event["id"]) == ("retry", 3)
 
@@ -146,7 +146,7 @@ async def test_cancel_raises_the_flag_the_worker_checks_each_block(connect, redi
     await ws.send_json_to({"type": "dance"})  # a reply to this proves the cancel was handled first
     while (event := await ws.receive_json_from(timeout=5)).get("code") != "unknown_type":
         assert event["type"] in {"queued", "error"}  # the stream's own news: cancelled while queued
-    assert events.stop_due(events.flags(redis_db, queued["generation"]))
+    assert stream.stop_due(stream.flags(redis_db, queued["generation"]))
 
 
 async def test_a_question_stopped_while_queued_is_cancelled_at_once_and_no_worker_writes_it(connect, redis_db):
@@ -183,7 +183,7 @@ async def test_a_worker_that_died_mid_page_is_reported_on_the_open_socket_by_the
 
     generation = await old_generation()
     gid = str(generation.pk)
-    events.append(redis_db, gid, "queued", thread=str(generation.thread_id), position=0)
+    stream.append(redis_db, gid, "queued", thread=str(generation.thread_id), position=0)
     for _ in range(lifecycle.MAX_ATTEMPTS):  # a worker took it, and died, twice
         lifecycle.claim(redis_db, gid, "died")
         lifecycle.release(redis_db, gid, "died")
@@ -200,7 +200,7 @@ async def test_a_worker_that_died_mid_page_is_reported_on_the_open_socket_by_the
 
 async def test_queue_positions_are_sent_again_as_a_generation_ahead_leaves(connect, redis_db):
     from explainer.services.generation import generation_finish
-    from model_worker.backends.base import PageOutcome
+    from model_worker.contract.pages import PageOutcome
 
     ws = await connect()
     generations = []
@@ -213,7 +213,7 @@ async def test_queue_positions_are_sent_again_as_a_generation_ahead_leaves(conne
     await database_sync_to_async(generation_finish)(generation_id=first, outcome=PageOutcome.failed("x", "gone"))
 
     def positions(gid):
-        return [e["position"] for e in events.decode(events.since(redis_db, gid)) if e["type"] == "queued"]
+        return [e["position"] for e in stream.decode(stream.since(redis_db, gid)) if e["type"] == "queued"]
 
     assert positions(third) == [2, 1]
     assert positions(second) == [1]

@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import expect
 
-from model_worker.backends.base import PageRequest
+from model_worker.contract.pages import PageRequest
 from tests.support.denoiser import page_for
 from tests.support.proxy import CuttableProxy
 

@@ -51,7 +51,7 @@ async def test_a_gpu_worker_killed_mid_page_delivers_the_page_and_tells_the_lear
     retry = next(e for e in seen if e["type"] == "retry")
     assert (retry["code"], retry["attempt"]) == ("worker_lost", 2)
     after = seen[seen.index(retry) + 1:]
-    from model_worker.backends.base import PageRequest
+    from model_worker.contract.pages import PageRequest
     from tests.support.denoiser import page_for
 
     page = page_for(PageRequest(question="[[slow]] Why is the sky blue?", topic="sky-blue"))

@@ -10,8 +10,8 @@ import pytest
 from channels.db import database_sync_to_async
 
 from explainer.models import Generation, PageVersion
-from model_worker import events
-from model_worker.backends.base import PageRequest
+from model_worker.contract import stream
+from model_worker.contract.pages import PageRequest
 from tests.support import sockets
 from tests.support.denoiser import page_for
 from tests.support.sockets import generation_row
@@ -112,12 +112,12 @@ async def test_resume_after_a_disconnect_replays_the_missed_events_exactly_once(
 
 def last_event_id(redis_db, generation: str) -> int:
     """The newest event id in the stream right now (the socket may still be forwarding older ones)."""
-    newest = redis_db.xrevrange(events.key(generation, "events"), count=1)
+    newest = redis_db.xrevrange(stream.key(generation, "events"), count=1)
     return int(newest[0][0].split(b"-")[0]) if newest else 0
 
 
 def commits_after(redis_db, generation: str, event_id: int) -> list[dict]:
-    return [e for e in events.decode(events.since(redis_db, generation, event_id)) if e["type"] == "commit"]
+    return [e for e in stream.decode(stream.since(redis_db, generation, event_id)) if e["type"] == "commit"]
 
 
 async def test_cancel_stops_the_generation_within_one_block(connect, redis_db):
@@ -151,8 +151,8 @@ async def test_when_the_last_viewer_leaves_the_generation_stops_within_one_block
             break
         await asyncio.sleep(0.1)
     assert row.status == Generation.Status.CANCELLED, (
-        redis_db.mget(*(events.key(generation, k) for k in ("cancel", "orphaned", "claim"))),
-        redis_db.smembers(events.key(generation, "viewers")), at_leave, time.time())
+        redis_db.mget(*(stream.key(generation, k) for k in ("cancel", "orphaned", "claim"))),
+        redis_db.smembers(stream.key(generation, "viewers")), at_leave, time.time())
     assert len(commits_after(redis_db, generation, at_leave)) <= 1
 
 

@@ -14,7 +14,7 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
-from model_worker.backends.base import PageRequest
+from model_worker.contract.pages import PageRequest
 from tests.support.denoiser import page_for
 from tests.support.library import nearest_page
 from tests.support.net import ROOT, TEST_BACKEND, free_port, listening

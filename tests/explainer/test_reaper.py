@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from explainer.models import Generation, PageVersion, Thread
 from explainer.services.lifecycle import generations_reap
-from model_worker import events, lifecycle
+from model_worker.contract import lifecycle, stream
 from tests.support.queues import gpu_requests
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -27,8 +27,8 @@ def old_generation(session_key: str, seconds_ago: float = 60) -> str:
     return str(generation.pk)
 
 
-def stream(redis_db, generation_id: str) -> list[dict]:
-    return events.decode(events.since(redis_db, generation_id))
+def events_of(redis_db, generation_id: str) -> list[dict]:
+    return stream.decode(stream.since(redis_db, generation_id))
 
 
 def gpu_tasks(redis_db) -> list[str]:
@@ -42,14 +42,14 @@ def died_mid_page(redis_db, generation_id: str, attempts: int) -> None:
     for _ in range(attempts):
         lifecycle.claim(redis_db, generation_id, "died")
         lifecycle.release(redis_db, generation_id, "died")
-    redis_db.set(events.key(generation_id, "beat"), repr(time.time() - 60))
+    redis_db.set(stream.key(generation_id, "beat"), repr(time.time() - 60))
 
 
 def test_a_generation_whose_worker_died_is_sent_again_once_and_the_learner_hears_it(redis_db, session_key):
     gid = old_generation(session_key)
     died_mid_page(redis_db, gid, attempts=1)  # and no redelivery took it within LOST_AFTER_S
     assert generations_reap() == {gid: "requeue"}
-    [queued] = stream(redis_db, gid)
+    [queued] = events_of(redis_db, gid)
     assert (queued["type"], queued["requeued"], queued["position"], queued["code"]) == ("queued", True, 0,
                                                                                       "worker_lost")
     assert len(gpu_tasks(redis_db)) == 1 and gid in gpu_tasks(redis_db)[0]
@@ -60,7 +60,7 @@ def test_a_generation_that_lost_its_worker_twice_fails_with_worker_lost(redis_db
     gid = old_generation(session_key)
     died_mid_page(redis_db, gid, attempts=2)
     assert generations_reap() == {gid: "fail_lost"}
-    [error] = stream(redis_db, gid)
+    [error] = events_of(redis_db, gid)
     assert (error["type"], error["code"]) == ("error", "worker_lost") and "try again" in error["message"]
     assert Generation.objects.get(pk=gid).status == Generation.Status.FAILED
     assert not gpu_tasks(redis_db)
@@ -71,9 +71,9 @@ def test_a_queued_generation_whose_task_vanished_with_redis_is_sent_again_then_f
     lifecycle.keep_request(redis_db, gid, REQUEST)  # the request survived; ticket and queue did not
     assert generations_reap() == {gid: "requeue"}
     assert len(gpu_tasks(redis_db)) == 1
-    redis_db.delete("gpu", events.key(gid, "ticket"))  # lost again
+    redis_db.delete("gpu", stream.key(gid, "ticket"))  # lost again
     assert generations_reap() == {gid: "fail_gone"}
-    assert stream(redis_db, gid)[-1]["code"] == "unavailable"
+    assert events_of(redis_db, gid)[-1]["code"] == "unavailable"
     assert Generation.objects.get(pk=gid).error_code == "unavailable"
 
 
@@ -93,7 +93,7 @@ def test_a_finished_page_whose_finish_task_was_lost_is_recorded_from_redis(redis
     assert generations_reap() == {gid: "record"}
     assert Generation.objects.get(pk=gid).status == Generation.Status.DONE
     assert PageVersion.objects.get(generation_id=gid).html == "<!doctype html><p>sky</p>"
-    assert [e["type"] for e in stream(redis_db, gid)] == ["done"]
+    assert [e["type"] for e in events_of(redis_db, gid)] == ["done"]
 
 
 def test_generations_held_waiting_or_just_asked_are_left_alone(redis_db, session_key):
@@ -102,16 +102,16 @@ def test_generations_held_waiting_or_just_asked_are_left_alone(redis_db, session
     lifecycle.claim(redis_db, running, "alive")
     lifecycle.ticket(redis_db, waiting)
     assert generations_reap() == {}
-    assert all(not stream(redis_db, g) for g in (running, waiting, young))
+    assert all(not events_of(redis_db, g) for g in (running, waiting, young))
 
 
 def test_the_learner_hears_at_once_that_a_dead_workers_page_is_queued_again(redis_db, session_key):
     gid = old_generation(session_key)
     died_mid_page(redis_db, gid, attempts=1)
-    redis_db.set(events.key(gid, "beat"), repr(time.time()))  # lapsed a moment ago: Celery redelivers it
+    redis_db.set(stream.key(gid, "beat"), repr(time.time()))  # lapsed a moment ago: Celery redelivers it
     assert generations_reap() == {gid: "tell"}
     assert generations_reap() == {}  # told once
-    [queued] = stream(redis_db, gid)
+    [queued] = events_of(redis_db, gid)
     assert (queued["type"], queued["requeued"], queued["code"]) == ("queued", True, "worker_lost")
     assert "written again" in queued["message"]
     assert not gpu_tasks(redis_db)  # the redelivery is Celery's; the reaper sends nothing yet

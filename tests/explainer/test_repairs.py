@@ -10,8 +10,8 @@ from explainer.render_check.report import RenderReport
 from explainer.selectors.generation import thread_current_page
 from explainer.services.generation import generation_create, generation_finish
 from explainer.services.render_checks import render_check_record
-from model_worker import events
-from model_worker.backends.base import PageOutcome, PageRequest
+from model_worker.contract import stream
+from model_worker.contract.pages import PageOutcome, PageRequest
 from tests.support.queues import gpu_requests
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -58,13 +58,13 @@ def test_a_failed_check_queues_a_repair_carrying_the_page_and_its_errors_and_say
     assert note.attempt == 1 and note.page == page.html
     assert "errors: 1 page error" in note.errors
     assert "page error: ReferenceError: notDefinedAnywhere is not defined" in note.errors
-    sent = events.decode(events.since(redis_db, str(asked.pk)))
+    sent = stream.decode(stream.since(redis_db, str(asked.pk)))
     types = [e["type"] for e in sent]
     assert types.index("fixing") < types.index("qa")
     fixing = sent[types.index("fixing")]
     assert (fixing["repair"], fixing["attempt"], fixing["attempts"], fixing["version"]) == (str(repair.pk), 1, 2, 1)
     assert sent[types.index("qa")]["repair"] == str(repair.pk)
-    assert events.decode(events.since(redis_db, str(repair.pk)))[0]["type"] == "queued"
+    assert stream.decode(stream.since(redis_db, str(repair.pk)))[0]["type"] == "queued"
 
 
 def test_repairs_stop_after_the_allowed_attempts_and_the_last_page_keeps_its_warning(run, redis_db, settings):
@@ -78,7 +78,7 @@ def test_repairs_stop_after_the_allowed_attempts_and_the_last_page_keeps_its_war
             assert repairs.count() == attempt
             assert PageRequest.from_dict(gpu_requests(redis_db)[-1][1]).repair.attempt == attempt
     assert Generation.objects.filter(kind=Generation.Kind.REPAIR).count() == 2
-    last = events.decode(events.since(redis_db, str(generation.pk)))
+    last = stream.decode(stream.since(redis_db, str(generation.pk)))
     assert [e["type"] for e in last][-1] == "qa" and last[-1]["passed"] is False and last[-1]["repair"] is None
 
 

@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 
 from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion, Thread
 from explainer.services.generation import GenerationRejected, generation_create, generation_finish
-from model_worker import events
-from model_worker.backends.base import PageOutcome
+from model_worker.contract import stream
+from model_worker.contract.pages import PageOutcome
 from tests.support.queues import gpu_requests, gpu_waiting
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -37,7 +37,7 @@ def test_asking_creates_a_thread_and_a_queued_generation_and_enqueues_the_gpu_ta
     assert task_generation == str(generation.pk)
     assert request == {"question": "Why is the sky blue?", "lang": "en", "previous_page": None, "topic_note": None,
                        "topic": "sky-blue", "repair": None}
-    [queued, topic] = events.decode(events.since(redis_db, str(generation.pk)))
+    [queued, topic] = stream.decode(stream.since(redis_db, str(generation.pk)))
     assert (topic["type"], topic["slug"]) == ("topic", "sky-blue")
     assert (queued["type"], queued["id"], queued["thread"]) == ("queued", 1, str(generation.thread_id))
 
@@ -90,7 +90,7 @@ def test_finishing_twice_stores_one_page_and_versions_count_up_in_a_thread(
     second = ask(django_capture_on_commit_callbacks, question="Slower please", thread_id=first.thread_id)
     finish(django_capture_on_commit_callbacks, second, status="done", html="<html>2</html>", stats={})
     assert list(PageVersion.objects.values_list("version", "html")) == [(1, "<html>1</html>"), (2, "<html>2</html>")]
-    done = [e for e in events.decode(events.since(redis_db, str(first.pk))) if e["type"] == "done"]
+    done = [e for e in stream.decode(stream.since(redis_db, str(first.pk))) if e["type"] == "done"]
     assert len(done) == 1
     assert done[0]["version"] == 1 and done[0]["stats"] == {"tokens": 3}
     assert f"/pages/{PageVersion.objects.get(version=1).pk}/?k=" in done[0]["page_url"]
@@ -109,7 +109,7 @@ def test_a_follow_up_whose_page_is_the_page_it_revises_adds_no_version_and_says_
     again.refresh_from_db()
     assert again.status == Generation.Status.DONE and again.stats == {"tokens": 9, "unchanged": True}
     assert list(PageVersion.objects.values_list("version", flat=True)) == [1]
-    [done] = [e for e in events.decode(events.since(redis_db, str(again.pk))) if e["type"] == "done"]
+    [done] = [e for e in stream.decode(stream.since(redis_db, str(again.pk))) if e["type"] == "done"]
     page = PageVersion.objects.get()
     assert (done["unchanged"], done["page"], done["version"]) == (True, page.pk, 1)
     assert redis_db.llen("qa") == 0  # the page it names was checked when it was written
@@ -136,7 +136,7 @@ def test_a_generation_that_ends_without_a_page_tells_the_learner_why(
     generation.refresh_from_db()
     assert (generation.status, generation.error_code) == (status, code)
     assert PageVersion.objects.count() == 0
-    last = events.decode(events.since(redis_db, str(generation.pk)))[-1]
+    last = stream.decode(stream.since(redis_db, str(generation.pk)))[-1]
     assert (last["type"], last["code"]) == ("error", code)
     assert last["message"]
 

@@ -11,8 +11,8 @@ from django.contrib.auth import get_user_model
 from explainer.models import Classroom, Generation, Learner, LibraryPage, Thread, TopicRequest
 from explainer.selectors.exemplars import exemplar_html
 from explainer.services.generation import GenerationRejected, generation_create, generation_finish
-from model_worker import events
-from model_worker.backends.base import PageOutcome
+from model_worker.contract import stream
+from model_worker.contract.pages import PageOutcome
 from tests.support.library import nearest_page
 from tests.support.net import OPEN_DOMAIN_TEST_BACKEND
 from tests.support.queues import gpu_requests, gpu_waiting
@@ -32,8 +32,8 @@ def finish(django_capture_on_commit_callbacks, generation, **outcome):
         return generation_finish(generation_id=generation.pk, outcome=PageOutcome(**outcome))
 
 
-def stream(redis_db, generation: Generation) -> list[dict]:
-    return events.decode(events.since(redis_db, str(generation.pk)))
+def events_of(redis_db, generation: Generation) -> list[dict]:
+    return stream.decode(stream.since(redis_db, str(generation.pk)))
 
 
 def test_the_model_is_asked_for_the_routed_page_and_the_topic_event_follows_queued(
@@ -42,7 +42,7 @@ def test_the_model_is_asked_for_the_routed_page_and_the_topic_event_follows_queu
     generation = ask(django_capture_on_commit_callbacks, question="海水为什么一天涨落两次？", lang="zh")
     [(_, request)] = gpu_requests(redis_db)
     assert (request["topic"], request["lang"]) == ("zh-tides", "zh")  # the topic's page in the asked language
-    queued, topic = stream(redis_db, generation)[:2]
+    queued, topic = events_of(redis_db, generation)[:2]
     assert (queued["type"], topic["type"], topic["id"]) == ("queued", "topic", 2)
     assert (topic["slug"], topic["title"], topic["lang"], topic["source"]) == ("zh-tides", "潮汐是怎样形成的", "zh",
                                                                                "model")
@@ -61,7 +61,7 @@ def test_a_library_page_the_checkpoint_never_learned_is_served_from_the_library_
     assert generation.stats == {"source": "library", "library_page": "zh-sky-blue"}
     page = generation.thread.pages.get()
     assert page.html == exemplar_html("zh-sky-blue")
-    events_ = stream(redis_db, generation)
+    events_ = events_of(redis_db, generation)
     assert [e["type"] for e in events_] == ["queued", "topic", "done"]
     assert (events_[1]["slug"], events_[1]["lang"], events_[1]["source"]) == ("zh-sky-blue", "zh", "library")
     assert events_[2]["stats"]["source"] == "library"
@@ -105,7 +105,7 @@ def test_a_page_a_teacher_adds_is_routed_to_on_the_classes_next_question(
                                        topic="honey-bees", questions=["How do bees make honey?"], html=BEES_HTML,
                                        source=LibraryPage.Source.PASTE)
     generation = ask(django_capture_on_commit_callbacks, question=question, learner=learner)
-    topic = stream(redis_db, generation)[1]
+    topic = events_of(redis_db, generation)[1]
     assert (topic["slug"], topic["title"], topic["source"]) == ("honey-bees", "How bees make honey", "library")
     assert generation.thread.pages.get().html == BEES_HTML and gpu_waiting(redis_db) == 0
 
@@ -188,7 +188,7 @@ def test_a_follow_up_stays_on_the_threads_topic(redis_db, django_capture_on_comm
     follow = ask(django_capture_on_commit_callbacks, question="Now add a black hole", thread_id=first.thread_id)
     _, request = gpu_requests(redis_db)[-1]
     assert request["topic"] == "tides" and request["previous_page"] == "<html>tides</html>"
-    assert stream(redis_db, follow)[1]["slug"] == "tides"
+    assert events_of(redis_db, follow)[1]["slug"] == "tides"
 
 
 def test_an_open_domain_backend_writes_an_unknown_topic_grounded_on_the_nearest_page(
@@ -198,7 +198,7 @@ def test_an_open_domain_backend_writes_an_unknown_topic_grounded_on_the_nearest_
     generation = ask(django_capture_on_commit_callbacks, question=UNKNOWN)
     [(_, request)] = gpu_requests(redis_db)
     assert (request["topic"], request["lang"]) == (nearest_page(UNKNOWN).slug, "en")
-    topic = stream(redis_db, generation)[1]
+    topic = events_of(redis_db, generation)[1]
     assert topic["slug"] is None and topic["nearest"][0]["slug"] == nearest_page(UNKNOWN).slug
     assert TopicRequest.objects.count() == 0
 

@@ -5,9 +5,10 @@ import json
 import pytest
 import torch
 
-from model_worker.backends.base import BackendError, PageRequest
+from model_worker.backends.base import BackendError
 from model_worker.backends.clover import CheckpointFolderError, CloverBackend, _TextStream, token_tables
-from model_worker.tokenizer import special_ids, train_tokenizer
+from model_worker.clover.tokenizer import special_ids, train_tokenizer
+from model_worker.contract.pages import PageRequest
 from model_worker.worker.run import run_page
 
 PAGE = '<!doctype html>\n<html><body><script type="module">import { start } from "kit";</script></body></html>'
@@ -103,7 +104,7 @@ def test_verified_decoding_streams_the_page_autoregressive_decoding_writes(backe
 
 
 def test_block_commits_never_split_a_chinese_character(checkpoint):
-    from model_worker.tokenizer import load_tokenizer
+    from model_worker.clover.tokenizer import load_tokenizer
 
     tok = load_tokenizer(checkpoint)
     text = "潮汐是引力造成的。"
@@ -118,9 +119,9 @@ def test_block_commits_never_split_a_chinese_character(checkpoint):
 
 
 def test_the_streamed_text_is_the_decoded_text_of_the_demo_vocabulary_whatever_the_blocks():
+    from model_worker.clover.tokenizer import load_tokenizer
     from model_worker.config import DEFAULT_MODEL_PATH
     from model_worker.corpus import load_pages
-    from model_worker.tokenizer import load_tokenizer
 
     tok = load_tokenizer(DEFAULT_MODEL_PATH)
     pieces, raw = token_tables(tok)
@@ -174,7 +175,7 @@ def test_a_prompt_longer_than_the_context_is_refused_with_both_lengths(backend):
 
 
 def test_a_repair_re_samples_the_page_with_a_seed_per_attempt(backend):
-    from model_worker.backends.base import RepairNote
+    from model_worker.contract.pages import RepairNote
 
     def text(request):
         sink = Recorder()

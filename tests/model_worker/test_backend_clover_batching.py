@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
-from model_worker.backends.base import PageRequest
 from model_worker.backends.clover import CloverBackend
 from model_worker.config import engine_settings, gpu_worker_pool, load_backend
+from model_worker.contract.pages import PageRequest
 from tests.model_worker.test_backend_clover import Recorder, save_tiny_checkpoint
 
 QUESTIONS = ["Why are there tides?", "潮汐是怎样产生的？", "Why tides? Why tides?"]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from model_worker.backends.base import PageRequest, RepairNote
 from model_worker.backends.openai import OpenAIBackend
 from model_worker.config import engine_settings, load_backend
+from model_worker.contract.pages import PageRequest, RepairNote
 from model_worker.worker.run import run_page
 from tests.support.chat_server import ChatServer
 from tests.support.net import free_port, listening

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from model_worker.backends.base import PageRequest, RepairNote
 from model_worker.backends.transformers import ModelFolderError, TransformersBackend
 from model_worker.config import engine_settings, load_backend
+from model_worker.contract.pages import PageRequest, RepairNote
 from model_worker.worker.run import run_page
 
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from model_worker.backends.base import LIBRARY_ONLY, BackendCapabilities
 from model_worker.config import DEFAULT_BACKEND, backend_capabilities, engine_settings
+from model_worker.contract.pages import LIBRARY_ONLY, BackendCapabilities
 from tests.support.net import OPEN_DOMAIN_TEST_BACKEND, ROOT, TEST_BACKEND
 
 

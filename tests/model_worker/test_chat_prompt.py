@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from model_worker.backends.base import PageRequest, RepairNote
 from model_worker.backends.chat_prompt import build_messages
 from model_worker.backends.kit_reference import KIT_DIR, kit_hash, reference_hash, reference_text
 from model_worker.backends.reply import page_from_reply, page_problems
+from model_worker.contract.pages import PageRequest, RepairNote
 from model_worker.corpus import load_pages
 
 

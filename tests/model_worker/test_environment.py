@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from model_worker.environment import env_number
+from model_worker.config.environment import env_number
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,8 +32,8 @@ def test_a_bad_value_names_the_variable(raw, message):
 
 
 @pytest.mark.parametrize(("module", "name", "raw", "message"), [
-    ("model_worker.lifecycle", "GENERATION_CLAIM_TTL_S", "15s", "GENERATION_CLAIM_TTL_S='15s' is not a whole number"),
-    ("model_worker.lifecycle", "GENERATION_CLAIM_TTL_S", "1", "GENERATION_CLAIM_TTL_S=1 must be at least 3"),
+    ("model_worker.contract.lifecycle", "GENERATION_CLAIM_TTL_S", "15s", "GENERATION_CLAIM_TTL_S='15s' is not a whole number"),
+    ("model_worker.contract.lifecycle", "GENERATION_CLAIM_TTL_S", "1", "GENERATION_CLAIM_TTL_S=1 must be at least 3"),
     ("model_worker.worker.tasks", "GENERATION_SOFT_LIMIT_S", "ten minutes",
      "GENERATION_SOFT_LIMIT_S='ten minutes' is not a whole number"),
 ])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from model_worker import lifecycle
+from model_worker.contract import lifecycle
 from model_worker.worker.tasks import Claim
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from model_worker.prompt import PromptTooLong, build_prompt, check_fits, extract_page, page_target
-from model_worker.tokenizer import special_ids, train_tokenizer
+from model_worker.clover.prompt import PromptTooLong, build_prompt, check_fits, extract_page, page_target
+from model_worker.clover.tokenizer import special_ids, train_tokenizer
 
 
 @pytest.fixture(scope="module")

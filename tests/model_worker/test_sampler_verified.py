@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from model_worker.backends.clover import load_checkpoint
+from model_worker.clover.prompt import build_prompt
 from model_worker.config import DEFAULT_MODEL_PATH
-from model_worker.prompt import build_prompt
 from model_worker.sampler import SamplerConfig, generate
 from model_worker.sampler.verified import _Draws, _verify
 from tests.support.recorder import Recorder

@@ -3,7 +3,7 @@
 import pytest
 from transformers import AutoTokenizer
 
-from model_worker.tokenizer import SPECIAL_TOKENS, load_tokenizer, special_ids, train_tokenizer
+from model_worker.clover.tokenizer import SPECIAL_TOKENS, load_tokenizer, special_ids, train_tokenizer
 
 TEXTS = [
     '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Tides</title></head>\n'

@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 import time
 
-from model_worker.backends.base import BackendCapabilities, PageRequest, PageResult, PageSink
+from model_worker.backends.base import PageResult, PageSink
+from model_worker.contract.pages import BackendCapabilities, PageRequest
 
 BLOCK = 8
 PER_STEP = 3

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import json
 
-from model_worker.queues import GPU_QUEUE
+from model_worker.contract.queues import GPU_QUEUE
 
 PRIORITY_STEPS = (0, 3, 6, 9)  # kombu's default for Redis
 SEPARATOR = "\x06\x16"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from model_worker.backends.base import LANGS, PageRequest
 from model_worker.config import backend_capabilities, engine_settings, load_backend, writable_topics
+from model_worker.contract.pages import LANGS, PageRequest
 from model_worker.worker.run import run_page
 
 STAT_KEYS = ("tokens", "seconds", "tokens_per_s", "forwards", "tokens_per_forward", "forwards_per_s", "first_block_s")

@@ -104,8 +104,8 @@ class Command(BaseCommand):
 
     def _generate(self, labelled, threshold) -> dict:
         from explainer.selectors.library import library_page_html
-        from model_worker.backends.base import PageRequest
         from model_worker.config import backend_capabilities, engine_settings, load_backend, writable_topics
+        from model_worker.contract.pages import PageRequest
         from model_worker.worker.run import NullSink, run_page
 
         settings = engine_settings()

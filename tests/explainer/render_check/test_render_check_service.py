@@ -8,7 +8,7 @@ from explainer.models import Generation, PageVersion, RenderCheck, Thread
 from explainer.render_check.report import RenderReport
 from explainer.render_check.tasks import render_check
 from explainer.services.render_checks import render_check_record, render_check_run
-from model_worker import events
+from model_worker.contract import stream
 
 from .pages import break_plain_page, kit_page
 
@@ -22,7 +22,7 @@ def stored_page(html: str) -> PageVersion:
 
 
 def qa_events(redis_db, page: PageVersion) -> list[dict]:
-    return [e for e in events.decode(events.since(redis_db, str(page.generation_id))) if e["type"] == "qa"]
+    return [e for e in stream.decode(stream.since(redis_db, str(page.generation_id))) if e["type"] == "qa"]
 
 
 def test_a_passing_check_is_stored_with_a_thumbnail_and_announced_to_the_learner(redis_db):

@@ -8,7 +8,7 @@ import pytest
 
 from explainer.celery import app
 from explainer.models import Generation, PageVersion, RenderCheck, Thread
-from model_worker import events
+from model_worker.contract import stream
 
 from .pages import kit_page
 
@@ -25,7 +25,7 @@ def test_the_qa_worker_checks_a_page_and_sends_the_qa_event(redis_db):
     qa = []
     deadline = time.monotonic() + 150  # a cold worker starts Chromium first
     while not qa and time.monotonic() < deadline:
-        qa = [e for e in events.decode(events.since(redis_db, str(generation.pk))) if e["type"] == "qa"]
+        qa = [e for e in stream.decode(stream.since(redis_db, str(generation.pk))) if e["type"] == "qa"]
         time.sleep(0.5)
 
     assert qa, "no qa event from the worker"

@@ -144,7 +144,7 @@ def test_another_teacher_cannot_decide_a_queued_item(client, classroom, learner,
 def test_a_finished_generation_with_a_blocked_word_leaves_a_hidden_page_in_the_queue(classroom, learner):
     from explainer.models import Thread
     from explainer.services.generation import generation_finish
-    from model_worker.backends.base import PageOutcome
+    from model_worker.contract.pages import PageOutcome
 
     thread = Thread.objects.create(session_key="s", learner=learner, classroom=classroom)
     generation = Generation.objects.create(thread=thread, learner=learner, classroom=classroom, question="Why?")

@@ -10,7 +10,7 @@ from model_worker.lab import bench
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     from model_worker.clover import CloverConfig, CloverForBlockDiffusion
-    from model_worker.tokenizer import special_ids, train_tokenizer
+    from model_worker.clover.tokenizer import special_ids, train_tokenizer
 
     path = tmp_path_factory.mktemp("clover-bench")
     tok = train_tokenizer(["<html><body>tides 潮汐</body></html>"] * 10, vocab_size=300)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from model_worker.backends.base import PageRequest
+from model_worker.contract.pages import PageRequest
 from model_worker.lab.repair import repair_run
 from tests.support.denoiser import DeterministicDenoiser
 

@@ -5,10 +5,10 @@ import json
 import pytest
 
 from model_worker.backends.clover import load_checkpoint
+from model_worker.clover.prompt import build_prompt
 from model_worker.config import DEFAULT_MODEL_PATH
 from model_worker.lab import bench
 from model_worker.lab.slots import corpus_sequences, slot_confidence
-from model_worker.prompt import build_prompt
 from model_worker.sampler import PRESETS, SamplerConfig, generate
 
 

@@ -1,7 +1,7 @@
 """The tokenizer command: a page tokenizer trained on the corpus and the kit, saved where asked."""
 
+from model_worker.clover.tokenizer import SPECIAL_TOKENS, load_tokenizer
 from model_worker.lab.tokenizer import main
-from model_worker.tokenizer import SPECIAL_TOKENS, load_tokenizer
 
 
 def test_the_command_saves_a_loadable_tokenizer_that_encodes_kit_code_and_chinese(tmp_path, capsys):

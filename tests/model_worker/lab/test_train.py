@@ -80,7 +80,7 @@ def test_causal_history_is_drawn_at_its_rate_never_at_block_size_one_and_the_run
 
 
 def test_examples_mask_only_the_page_and_cover_both_languages_and_follow_ups(tmp_path):
-    from model_worker.tokenizer import special_ids, train_tokenizer
+    from model_worker.clover.tokenizer import special_ids, train_tokenizer
 
     tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
     cfg = replace(PRESETS["tiny"], foreign_questions=1)
@@ -95,7 +95,7 @@ def test_examples_mask_only_the_page_and_cover_both_languages_and_follow_ups(tmp
 
 
 def test_every_example_names_its_page_as_the_topic_even_under_another_pages_question():
-    from model_worker.tokenizer import train_tokenizer
+    from model_worker.clover.tokenizer import train_tokenizer
 
     tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
     direct, _ = build_examples(tok, PAGES, replace(PRESETS["tiny"], foreign_questions=2))
@@ -110,7 +110,7 @@ def test_every_example_names_its_page_as_the_topic_even_under_another_pages_ques
 
 
 def test_a_page_longer_than_the_context_is_left_out_with_a_warning_and_none_fitting_is_an_error():
-    from model_worker.tokenizer import train_tokenizer
+    from model_worker.clover.tokenizer import train_tokenizer
 
     tok = train_tokenizer([p.html for p in PAGES], vocab_size=400)
     long_page = corpus_page(slug="long-one", html=PAGES[0].html * 30, questions=(("en", "Long?"),))
@@ -251,9 +251,9 @@ def test_training_on_a_device_this_machine_lacks_is_a_usage_error_naming_it(tmp_
 
 
 def test_the_library_preset_fits_every_shipped_page_with_its_prompt():
+    from model_worker.clover.tokenizer import load_tokenizer
     from model_worker.config import DEFAULT_MODEL_PATH
     from model_worker.corpus import load_pages
-    from model_worker.tokenizer import load_tokenizer
 
     tok = load_tokenizer(DEFAULT_MODEL_PATH)  # a tokenizer of the demo's size, trained on fewer pages
     warnings = []

@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from model_worker import events, lifecycle
-from model_worker.backends.base import PageRequest, PageResult
+from model_worker.backends.base import PageResult
+from model_worker.contract import lifecycle, stream
+from model_worker.contract.pages import PageRequest
 from model_worker.worker import tasks
 from model_worker.worker.run import run_page
 from tests.support.denoiser import DeterministicDenoiser, page_for
@@ -75,7 +76,7 @@ def test_the_stream_sink_writes_each_commit_with_the_exact_token_count_so_far(re
     sink.on_commit(0, "abc", 3)
     sink.on_commit(1, "de", 2)
     sink.close()
-    sent = events.decode(events.since(redis_db, "g"))
+    sent = stream.decode(stream.since(redis_db, "g"))
     assert [e["type"] for e in sent] == ["draft", "commit", "stats", "commit", "stats"]
     assert (sent[2]["tokens"], sent[2]["blocks"]) == (3, 1)
     assert (sent[4]["tokens"], sent[4]["blocks"]) == (5, 2) and sent[4]["tokens_per_s"] > 0
@@ -87,11 +88,11 @@ def test_blocks_stream_while_the_loop_runs_and_a_cancel_is_seen_within_a_few_wri
     for block in range(50):
         sink.on_commit(block, f"<{block}>", 1)  # far quicker than a screen needs: written in batches
     deadline = time.monotonic() + 5
-    while len(events.since(redis_db, "g")) < 100 and time.monotonic() < deadline:
+    while len(stream.since(redis_db, "g")) < 100 and time.monotonic() < deadline:
         time.sleep(0.01)
-    sent = events.decode(events.since(redis_db, "g"))
+    sent = stream.decode(stream.since(redis_db, "g"))
     assert "".join(e["text"] for e in sent if e["type"] == "commit") == "".join(f"<{b}>" for b in range(50))
-    events.cancel(redis_db, "g")
+    stream.cancel(redis_db, "g")
     while not sink.should_stop() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert sink.should_stop()
@@ -107,7 +108,7 @@ def test_a_write_that_fails_in_the_background_is_raised_to_the_decoding_loop(red
     def away(*args, **kwargs):
         raise redis.ConnectionError("Redis went away")
 
-    monkeypatch.setattr(events, "exchange", away)
+    monkeypatch.setattr(stream, "exchange", away)
     sink.on_commit(0, "abc", 3)
     with pytest.raises(redis.ConnectionError, match="went away"):
         deadline = time.monotonic() + 5
@@ -126,7 +127,7 @@ def test_a_request_the_worker_cannot_read_is_reported_not_retried(redis_db, test
 def test_the_task_streams_the_page_then_hands_the_outcome_to_the_finish_queue_once(redis_db, test_backend, handoffs):
     request = {"question": "What is sound?", "lang": "en", "previous_page": None, "topic_note": None}
     assert tasks.generate_page("gen-1", request) == "done"
-    streamed = events.decode(events.since(redis_db, "gen-1"))
+    streamed = stream.decode(stream.since(redis_db, "gen-1"))
     assert "".join(e["text"] for e in streamed if e["type"] == "commit") == page_for(PageRequest(**request))
     [(name, generation_id, outcome, queue)] = handoffs
     assert (name, generation_id, queue) == ("explainer.finish_generation", "gen-1", "finish")
@@ -137,9 +138,9 @@ def test_the_task_streams_the_page_then_hands_the_outcome_to_the_finish_queue_on
 
 
 def test_a_generation_cancelled_while_queued_never_reaches_the_model(redis_db, test_backend, handoffs):
-    events.cancel(redis_db, "gen-2")
+    stream.cancel(redis_db, "gen-2")
     assert tasks.generate_page("gen-2", {"question": "What is sound?"}) == "cancelled"
-    assert not [e for e in events.decode(events.since(redis_db, "gen-2")) if e["type"] == "draft"]
+    assert not [e for e in stream.decode(stream.since(redis_db, "gen-2")) if e["type"] == "draft"]
 
 
 def test_a_missing_checkpoint_is_reported_and_the_worker_keeps_going(redis_db, monkeypatch, tmp_path, handoffs):
@@ -201,7 +202,7 @@ def test_a_model_server_that_is_down_fails_the_generation_as_unavailable(redis_d
 def test_a_redelivery_while_the_dead_workers_claim_holds_waits_for_it_to_lapse(redis_db, test_backend, handoffs):
     from celery.exceptions import Retry
 
-    events.append(redis_db, "gen-5", "queued", position=0)
+    stream.append(redis_db, "gen-5", "queued", position=0)
     lifecycle.claim(redis_db, "gen-5", "a-worker-that-died")
     with pytest.raises(Retry):
         tasks.generate_page("gen-5", {"question": "What is sound?"})
@@ -210,10 +211,10 @@ def test_a_redelivery_while_the_dead_workers_claim_holds_waits_for_it_to_lapse(r
 
 def test_a_redelivery_after_the_claim_lapsed_writes_the_page_again_from_the_start(redis_db, test_backend, handoffs):
     lifecycle.claim(redis_db, "gen-6", "a-worker-that-died", ttl_s=1)
-    events.append(redis_db, "gen-6", "commit", block=0, text="<!doc")
+    stream.append(redis_db, "gen-6", "commit", block=0, text="<!doc")
     time.sleep(1.2)
     assert tasks.generate_page("gen-6", {"question": "What is sound?"}) == "done"
-    streamed = events.decode(events.since(redis_db, "gen-6"))
+    streamed = stream.decode(stream.since(redis_db, "gen-6"))
     retry = next(e for e in streamed if e["type"] == "retry")
     assert (retry["attempt"], retry["code"]) == (2, "worker_lost") and retry["message"]
     after = streamed[streamed.index(retry) + 1:]
@@ -230,7 +231,7 @@ def test_a_page_that_already_cost_two_workers_fails_with_worker_lost_instead_of_
     assert tasks.generate_page("gen-7", {"question": "What is sound?"}) == "failed"
     [(_, _, outcome, _)] = handoffs
     assert outcome["error_code"] == "worker_lost" and "stopped 2 times" in outcome["error_message"]
-    assert not [e for e in events.decode(events.since(redis_db, "gen-7")) if e["type"] == "draft"]
+    assert not [e for e in stream.decode(stream.since(redis_db, "gen-7")) if e["type"] == "draft"]
 
 
 def test_a_redelivery_takes_over_at_once_from_a_worker_process_on_this_host_that_is_gone(redis_db, test_backend,
@@ -239,7 +240,7 @@ def test_a_redelivery_takes_over_at_once_from_a_worker_process_on_this_host_that
     gone.wait()  # a pid that no longer runs, as a killed child's
     lifecycle.claim(redis_db, "gen-8", f"{socket.gethostname()}:{gone.pid}:abcd")
     assert tasks.generate_page("gen-8", {"question": "What is sound?"}) == "done"
-    retry = next(e for e in events.decode(events.since(redis_db, "gen-8")) if e["type"] == "retry")
+    retry = next(e for e in stream.decode(stream.since(redis_db, "gen-8")) if e["type"] == "retry")
     assert retry["attempt"] == 2
 
 

@@ -18,8 +18,8 @@ import re
 
 from transformers import PreTrainedTokenizerFast
 
-from model_worker.backends.base import LANGS
-from model_worker.tokenizer import EOS, NOTE, PAGE, PREVIOUS, QUESTION
+from model_worker.clover.tokenizer import EOS, NOTE, PAGE, PREVIOUS, QUESTION
+from model_worker.contract.pages import LANGS
 
 
 class PromptTooLong(ValueError):

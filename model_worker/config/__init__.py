@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from model_worker.backends.base import LIBRARY_ONLY, BackendCapabilities
-from model_worker.environment import env_number
+from model_worker.config.environment import env_number
+from model_worker.contract.pages import LIBRARY_ONLY, BackendCapabilities
 from model_worker.sampler.config import DECODINGS
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # MODEL_BACKEND's short names; any other value is a `package.module:Class` path.
 BACKENDS = {
     "clover": "model_worker.backends.clover:CloverBackend",

@@ -3,7 +3,7 @@
 The web side writes the ticket when it sends the task; the GPU worker takes the claim, keeps it alive
 (a short TTL refreshed by a heartbeat thread), and swaps it for `finished` plus the
 outcome when the page ends. The reaper (explainer/services/lifecycle.py) reads all of it to find
-generations nobody will finish. Keys, for generation `<id>` (beside those of `model_worker.events`):
+generations nobody will finish. Keys, for generation `<id>` (beside those of `model_worker.contract.stream`):
 
     explainer:gen:<id>:ticket    unix time the task was sent; gone once a worker claims it
     explainer:gen:<id>:claim     "running:<token>" (TTL CLAIM_TTL_S, refreshed) or "finished"
@@ -23,8 +23,8 @@ import json
 import time
 from dataclasses import dataclass
 
-from model_worker.environment import env_number
-from model_worker.events import DEFAULT_TTL_S, key
+from model_worker.config.environment import env_number
+from model_worker.contract.stream import DEFAULT_TTL_S, key
 
 CLAIM_TTL_S = env_number("GENERATION_CLAIM_TTL_S", 15, minimum=3)
 HEARTBEAT_S = max(CLAIM_TTL_S / 3, 1.0)

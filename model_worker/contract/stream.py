@@ -9,7 +9,7 @@ serves `redis.Redis` directly and `redis.asyncio.Redis` when awaited. Keys, for 
     explainer:gen:<id>:viewers   set of sockets watching
     explainer:gen:<id>:orphaned  unix time after which a generation nobody watches stops
 
-Who holds the generation (ticket, claim, heartbeat, outcome) is `model_worker.lifecycle`.
+Who holds the generation (ticket, claim, heartbeat, outcome) is `model_worker.contract.lifecycle`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def append(r, generation_id: str, type: str, *, maxlen: int = DEFAULT_MAXLEN, tt
 def exchange(r, generation_id: str, bodies: list[dict], *, maxlen: int = DEFAULT_MAXLEN, ttl_s: int = DEFAULT_TTL_S):
     """What a worker does in one round trip: append `bodies` (each `{"type": ..., ...}`, in order) and
     read the stop flags. Returns the flags (pass them to `stop_due`). The claim's heartbeat is
-    `model_worker.lifecycle`'s."""
+    `model_worker.contract.lifecycle`'s."""
     pipe = r.pipeline(transaction=False)
     for body in bodies:
         pipe.eval(*_append_args(generation_id, body, maxlen, ttl_s))
