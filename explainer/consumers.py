@@ -16,16 +16,15 @@ from django.db import DatabaseError
 
 from explainer.selectors.classes import learner_from_session
 from explainer.selectors.generation import generation_for_session, thread_for_session
-from explainer.services.generation import (
-    UNAVAILABLE,
-    GenerationRejected,
-    generation_cancel,
-    generation_create,
-)
+from explainer.services.asking import generation_create
+from explainer.services.dispatch import generation_cancel
+from explainer.services.learner_messages import UNAVAILABLE, UNKNOWN_THREAD
 from explainer.services.rate_limits import Client, session_client_id
+from explainer.services.rejection import GenerationRejected
 from explainer.services.review import class_group, thread_group
 from model_worker.contract import stream
 from model_worker.contract.connection import async_options
+from model_worker.contract.events import Done, Error, Event, Fixing, Hello, Watching, from_wire
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +47,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         self.session_key, self.learner, client_id = await _session_identity(self.scope)
         self.client = Client(session_key=self.session_key, client_id=client_id, ip=(self.scope.get("client") or [None])[0])
         await self.accept()
-        await self.send_event({"type": "hello", "id": 0, "protocol": PROTOCOL_VERSION})
+        await self.send_local(Hello(protocol=PROTOCOL_VERSION))
         if self.learner is not None:
             await self._join(class_group(self.learner.classroom_id))
 
@@ -66,24 +65,25 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         try:
             message = json.loads(text_data if text_data is not None else bytes_data)
         except (TypeError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
-            return await self.send_error("bad_json", "That message is not JSON.")
+            return await self.send_error(Error(code="bad_json", message="That message is not JSON."))
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            return await self.send_error("bad_message", 'A message is a JSON object with a "type".')
+            return await self.send_error(Error(code="bad_message", message='A message is a JSON object with a "type".'))
         handler = self.handlers.get(message["type"])
         if handler is None:
-            return await self.send_error("unknown_type", f"Unknown message type {message['type'][:40]!r}.")
+            return await self.send_error(Error(code="unknown_type",
+                                               message=f"Unknown message type {message['type'][:40]!r}."))
         try:
             await handler(self, message)
         except FieldError as exc:
-            await self.send_error(exc.code, str(exc), request=message["type"])
+            await self.send_error(Error(code=exc.code, message=str(exc), request=message["type"]))
         except REDIS_DOWN as exc:  # the socket stays open; the client may try again in a moment
             log.warning("Redis did not answer a %r: %s", message["type"], exc)
-            await self.send_error("unavailable", UNAVAILABLE, request=message["type"],
-                                  **_generation_field(message))
+            await self.send_error(Error(code="unavailable", message=UNAVAILABLE, request=message["type"]),
+                                  generation=_generation_field(message))
         except DatabaseError as exc:  # SQLite busy past its timeout, PostgreSQL away: nothing was half-written
             log.warning("the database did not answer a %r: %s", message["type"], exc)
-            await self.send_error("unavailable", UNAVAILABLE, request=message["type"],
-                                  **_generation_field(message))
+            await self.send_error(Error(code="unavailable", message=UNAVAILABLE, request=message["type"]),
+                                  generation=_generation_field(message))
 
     # Client messages, one handler each.
 
@@ -101,8 +101,8 @@ class ExplainConsumer(AsyncWebsocketConsumer):
             )
         except GenerationRejected as exc:
             if exc.topic is not None:  # what the router understood, before the refusal
-                await self.send_event({**exc.topic, "id": 0, "generation": None})
-            return await self.send_error(exc.code, exc.message, request="ask", **exc.extra)
+                await self.send_json({**exc.topic.to_wire(), "id": 0, "generation": None})
+            return await self.send_error(exc.error(request="ask"))
         await self._join(thread_group(generation.thread_id))
         self._watch(str(generation.pk), after=0)
 
@@ -118,14 +118,12 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         generation = await self._own_generation(message)
         if generation is None:
             return
-        last = await self.redis.xrevrange(stream.key(str(generation.pk), "events"), count=1)
-        if not last:
+        newest = stream.last_id(await stream.last(self.redis, str(generation.pk)))
+        if newest is None:
             return await self.send_error(
-                "expired", "This answer's live view has expired; open the thread to see its pages.",
+                Error(code="expired", message="This answer's live view has expired; open the thread to see its pages."),
                 generation=str(generation.pk),
             )
-        entry_id = last[0][0].decode() if isinstance(last[0][0], bytes) else last[0][0]
-        newest = int(entry_id.split("-")[0])
         if after > newest:  # an id this stream never gave: reading on from it would wait for ever
             raise FieldError("bad_field", f'"after" is past this generation\'s last event ({newest}).')
         old = self.watchers.pop(str(generation.pk), None)
@@ -140,10 +138,9 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         thread_id = _uuid(message, "thread")
         thread = await _thread_for_session(thread_id=thread_id, session_key=self.session_key)
         if thread is None:
-            return await self.send_error("unknown_thread", "That thread does not exist or is not yours.",
-                                         request="watch")
+            return await self.send_error(Error(code="unknown_thread", message=UNKNOWN_THREAD, request="watch"))
         await self._join(thread_group(thread.pk))
-        await self.send_event({"type": "watching", "id": 0, "thread": str(thread.pk)})
+        await self.send_local(Watching(thread=str(thread.pk)))
 
     handlers = {"ask": handle_ask, "cancel": handle_cancel, "resume": handle_resume, "watch": handle_watch}
 
@@ -169,31 +166,31 @@ class ExplainConsumer(AsyncWebsocketConsumer):
     # Channel-layer messages from services (a teacher hid or showed a page).
 
     async def page_hidden(self, message):
-        await self._page_visibility("page_hidden", message)
+        await self.send_local(from_wire(message["event"]))
 
     async def page_shown(self, message):
-        await self._page_visibility("page_shown", message)
+        await self.send_local(from_wire(message["event"]))
 
-    async def _page_visibility(self, type: str, message):
-        shown = {k: message[k] for k in ("question", "check") if k in message}  # page_shown's
-        await self.send_event({"type": type, "id": 0, "page": message["page_id"], "thread": message["thread_id"],
-                               "version": message["version"], **shown})
+    # Plumbing: an event becomes JSON here, with the `id` and `generation` the protocol puts around it.
 
-    # Plumbing.
+    async def send_json(self, wire: dict):
+        await self.send(text_data=json.dumps(wire, ensure_ascii=False))
 
-    async def send_event(self, event: dict):
-        await self.send(text_data=json.dumps(event, ensure_ascii=False))
+    async def send_local(self, event: Event):
+        """An event not of a generation's stream (id 0)."""
+        wire = event.to_wire()
+        await self.send_json({"type": wire.pop("type"), "id": 0, **wire})
 
-    async def send_error(self, code: str, message: str, **extra):
-        await self.send_event({"type": "error", "id": 0, "generation": None, "code": code, "message": message,
-                               **extra})
+    async def send_error(self, error: Error, *, generation: str | None = None):
+        wire = error.to_wire()
+        await self.send_json({"type": wire.pop("type"), "id": 0, "generation": generation, **wire})
 
     async def _own_generation(self, message):
         generation_id = _uuid(message, "generation")
         generation = await _generation_for_session(generation_id=generation_id, session_key=self.session_key)
         if generation is None:
-            await self.send_error("unknown_generation", "That generation does not exist or is not yours.",
-                                  request=message["type"])
+            await self.send_error(Error(code="unknown_generation", request=message["type"],
+                                        message="That generation does not exist or is not yours."))
         return generation
 
     async def _join(self, group: str):
@@ -239,20 +236,26 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                 outage_since, backoff = None, 0.25
                 if not reply:
                     continue
-                for event in stream.decode(reply[0][1]):
-                    after = event["id"]
-                    await self.send_event({**event, "generation": generation_id})
-                    if event["type"] == "fixing" and event.get("repair"):
-                        self._watch(event["repair"], after=0)  # the repair streams on its own generation
-                    if event["type"] in stream.TERMINAL_TYPES or (event["type"] == "done" and event.get("unchanged")):
+                for body in stream.decode(reply[0][1]):
+                    after = body["id"]
+                    try:
+                        event = from_wire(body)
+                    except ValueError as exc:  # a writer of another version: pass it on as it came
+                        log.warning("generation %s: event %s is not one this server knows: %s", generation_id, after, exc)
+                        await self.send_json({**body, "generation": generation_id})
+                        continue
+                    await self.send_json({"id": after, **event.to_wire(), "generation": generation_id})
+                    if isinstance(event, Fixing):
+                        self._watch(event.repair, after=0)  # the repair streams on its own generation
+                    if event.terminal or (isinstance(event, Done) and event.unchanged):
                         return  # an unchanged revision adds no page, so no render check follows
-                    if event["type"] == "done":
+                    if isinstance(event, Done):
                         qa_deadline = loop.time() + QA_WAIT_S
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("stream of generation %s broke", generation_id)
-            await self.send_error("stream_failed", "The live view stopped; reconnecting will resume it.",
+            await self.send_error(Error(code="stream_failed", message="The live view stopped; reconnecting will resume it."),
                                   generation=generation_id)
         finally:
             if self.watchers.get(generation_id) is asyncio.current_task():
@@ -281,10 +284,10 @@ def _field(message: dict, name: str, kind: type, *, required: bool = True):
     return value
 
 
-def _generation_field(message: dict) -> dict:
+def _generation_field(message: dict) -> str | None:
     """The generation a message was about, when it named one, for the error it gets back."""
     generation = message.get("generation")
-    return {"generation": generation} if isinstance(generation, str) and len(generation) <= 40 else {}
+    return generation if isinstance(generation, str) and len(generation) <= 40 else None
 
 
 def _uuid(message: dict, name: str, *, required: bool = True) -> uuid.UUID | None:

@@ -9,7 +9,7 @@ import redis
 from celery import shared_task
 from django.db import OperationalError
 
-from explainer.services.generation import generation_finish
+from explainer.services.finishing import generation_finish
 from explainer.services.lifecycle import generations_reap
 from model_worker.contract.pages import PageOutcome
 

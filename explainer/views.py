@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.http import Http404, HttpResponsePermanentRedirect, HttpResponseRedirect
 from django.shortcuts import render
 from django.templatetags.static import static
@@ -9,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from explainer.pages.links import download_link, page_link
-from explainer.selectors.backend import backend_writable
+from explainer.selectors.backend import backend_features, backend_writable
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
 from explainer.selectors.generation import (
     page_awaiting_check,
@@ -65,16 +67,18 @@ def _learner_context(request, thread=None) -> dict:
 
 def _topic_event(thread, first) -> dict | None:
     """The `topic` event of the thread's first question, as the thread's topic answers it now."""
-    from explainer.services.generation import GenerationRejected, thread_answer_plan
+    from explainer.selectors.answer_plan import NoPlan, thread_answer_plan, topic_event
 
     if not thread.topic_slug:
         return None
     try:
         plan = thread_answer_plan(question=first.question, lang=first.lang, thread=thread,
-                                  classroom=thread.classroom)
-    except GenerationRejected:  # the thread's library page was removed
+                                  features=backend_features(), classroom=thread.classroom)
+    except NoPlan:  # the thread's library page was removed
         return None
-    return {**plan.event, "score": None, "nearest": []} if plan.event.get("slug") else None
+    if plan.route.page is None:
+        return None
+    return replace(topic_event(plan), score=None, nearest=()).to_wire()
 
 
 @require_safe

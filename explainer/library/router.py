@@ -90,7 +90,7 @@ class AnswerPlan:
     refuse: bool  # no page: the backend writes only library topics and none fits
     topic: str | None  # `PageRequest.topic`: the slug of the page to write, or to ground on
     lang: str  # `PageRequest.lang`: the language the page will be in
-    event: dict  # the `topic` event (docs/protocol.md), without id and generation
+    route: Route  # what the router understood: its page (or none), score and nearest topics
     source: str = "model"  # "model": the backend writes the page | "library": the stored page is the answer
     unsure: bool = False  # refused, but the nearest topic may be the one (`Route.unsure`)
 
@@ -120,20 +120,11 @@ def answer_plan(route: Route, *, open_domain: bool, writable: frozenset[str] | N
         lang = route.page.lang if route.page else route.lang
     source = "library" if route.page and served_from_library(route.page, open_domain=open_domain,
                                                                 writable=writable) else "model"
-    event = {
-        "type": "topic",
-        "slug": route.page.slug if route.page else None,
-        "title": route.page.title if route.page else None,
-        "lang": lang,
-        "score": route.score,
-        "nearest": [{"slug": p.slug, "title": p.title} for p in route.nearest],
-        "source": source,
-    }
     return AnswerPlan(
         refuse=grounding is None and not open_domain,
         topic=grounding.slug if grounding else None,
         lang=lang,
-        event=event,
+        route=route,
         source=source,
         unsure=route.unsure,
     )

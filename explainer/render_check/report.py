@@ -48,6 +48,13 @@ class RenderReport:
             return "passed"
         return "; ".join(f"{name}: {self.checks[name].detail}" for name in self.failed_checks)
 
+    def repair_errors(self) -> list[str]:
+        """What a repair tells the model of this page: the failed checks first, then the page's own errors."""
+        errors = [f"{name}: {self.checks[name].detail}" for name in self.failed_checks]
+        errors += [f"page error: {e}" for e in self.page_errors]
+        errors += [f"console error: {e}" for e in self.console_errors]
+        return list(dict.fromkeys(errors)) or ["the page failed the render check"]
+
     def as_dict(self, *, images: bool = False) -> dict:
         """JSON-ready report; PNG bytes only when `images` (base64), sizes otherwise."""
         data = {
@@ -65,6 +72,7 @@ class RenderReport:
             "screenshots": {k: len(v) for k, v in self.screenshots.items()},
             "thumbnail_bytes": len(self.thumbnail or b""),
             "error": self.error,
+            "repair_errors": self.repair_errors(),
         }
         if images:
             data["screenshots"] = {k: _b64(v) for k, v in self.screenshots.items()}

@@ -24,19 +24,18 @@ from django.utils import timezone
 
 from explainer.models import Generation
 from explainer.selectors.generation import ACTIVE, generation_queue_position
-from explainer.services.generation import UNAVAILABLE, generation_finish, generation_send
+from explainer.services.dispatch import generation_send
+from explainer.services.finishing import generation_finish
+from explainer.services.learner_messages import QUEUE_LOST, REQUEUED, WORKER_LOST
 from explainer.services.streams import event_append, redis_client
-from model_worker.contract import lifecycle
+from model_worker.contract import handle, lifecycle
+from model_worker.contract.events import Queued
 from model_worker.contract.pages import PageOutcome
 from model_worker.contract.queues import REDELIVERY_PRIORITY
 
 log = logging.getLogger(__name__)
 
-LOCK_KEY = "explainer:reaper:lock"
 MAX_REQUEUES = 1
-WORKER_LOST = "The model worker stopped while writing this page. Please try again."
-REQUEUED = "The model worker stopped while writing this page; it will be written again."
-QUEUE_LOST = "Your question was lost from the queue while the server restarted. " + UNAVAILABLE
 
 
 def reap_verdict(state: lifecycle.State, now: float) -> str:
@@ -61,7 +60,7 @@ def generations_reap(*, now: float | None = None, limit: int = 500) -> dict[str,
     """One pass over the active generations older than `REAPER_GRACE_S`; returns {id: verdict} for
     those acted upon. Passes never overlap (a Redis lock)."""
     r = redis_client()
-    if not r.set(LOCK_KEY, 1, nx=True, ex=60):
+    if not handle.reaper_turn(r):
         return {}
     try:
         now = time.time() if now is None else now
@@ -70,18 +69,18 @@ def generations_reap(*, now: float | None = None, limit: int = 500) -> dict[str,
                       .order_by("created_at").values_list("pk", flat=True)[:limit])
         acted = {}
         for generation_id in map(str, active):
-            state = lifecycle.State.of(lifecycle.state(r, generation_id))
+            state = handle.claim_state(r, generation_id)
             verdict = reap_verdict(state, now)
             if verdict != "wait":
                 acted[generation_id] = _act(r, generation_id, verdict, state)
         return acted
     finally:
-        r.delete(LOCK_KEY)
+        handle.reaper_turn_end(r)
 
 
 def _act(r, generation_id: str, verdict: str, state: lifecycle.State) -> str:
     """Carry the verdict out; returns what was done (a resend without a kept request becomes a failure)."""
-    request = lifecycle.kept_request(r, generation_id) if verdict == "requeue" else None
+    request = handle.kept_request(r, generation_id) if verdict == "requeue" else None
     if verdict == "requeue" and request is None:
         verdict = "fail_lost" if state.attempts else "fail_gone"
     log.warning("reaper: generation %s: %s", generation_id, verdict)
@@ -96,8 +95,10 @@ def _act(r, generation_id: str, verdict: str, state: lifecycle.State) -> str:
         else:
             lost = {}
         generation = Generation.objects.get(pk=generation_id)
-        event_append(generation_id=generation_id, type="queued", thread=str(generation.thread_id),
-                     position=generation_queue_position(generation=generation), requeued=True, **lost)
+        event_append(generation_id=generation_id, event=Queued(
+            thread=str(generation.thread_id), position=generation_queue_position(generation=generation),
+            requeued=True, **lost,
+        ))
         if verdict == "requeue":
             generation_send(generation_id, request, priority=REDELIVERY_PRIORITY)  # it has waited once already
     else:

@@ -9,8 +9,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.html import strip_tags
 
-from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion
-from explainer.selectors.topic_space import class_topic_for, normalise
+from explainer.library.class_topics import topic_key
+from explainer.library.text import comparable
+from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion, Topic
+from explainer.selectors.topic_space import class_topic_choice, picked_class_topic
 from explainer.services.topic_requests import question_key
 
 # A question with one of these never reaches the model; a page with one is hidden at once.
@@ -28,6 +30,7 @@ BUILTIN_FLAG = (
 )
 
 OFF_TOPIC_MATCH = "outside the class topics"
+UNSURE_TOPIC_MATCH = "near the class topics, unsure"
 DEFAULT_BLOCKED_MESSAGE = "Let's keep our questions about science. Try another one!"
 
 
@@ -39,8 +42,21 @@ class TermHit:
 
 
 @dataclass(frozen=True)
+class TopicOffer:
+    """A class topic an unsure refusal offers: asked again with `slug` as its topic, the question is on it."""
+
+    slug: str  # the class topic's key (`explainer.library.class_topics.topic_key`)
+    title: str
+
+
+@dataclass(frozen=True)
 class QuestionVerdict:
-    """What generation creation needs: may the question go to the model, and if not, what to tell the learner."""
+    """What generation creation needs: may the question go to the model, and if not, what to tell the learner.
+
+    `topic_id`, `topic_note` and `topic_exemplar` are set only for a question on that class topic (chosen by
+    the router, or picked by the learner). An `off_topic` refusal in the router's unsure band is `unsure`, and
+    `nearest` holds the class topics to pick from, nearest first.
+    """
 
     allowed: bool
     code: str  # "ok" | "blocked" | "off_topic" | "language"
@@ -49,10 +65,12 @@ class QuestionVerdict:
     topic_note: str | None = None
     topic_exemplar: str | None = None  # slug of the corpus page the teacher pinned to the topic
     flagged: bool = False
+    nearest: tuple[TopicOffer, ...] = ()
+    unsure: bool = False
 
 
 def _term_pattern(term: str) -> re.Pattern:
-    term = normalise(term)
+    term = comparable(term)
     if term.isascii():
         return re.compile(r"(?<![a-z0-9])" + re.escape(term) + r"(?![a-z0-9])")
     return re.compile(re.escape(term))  # Chinese has no spaces between words
@@ -66,7 +84,7 @@ def _class_terms(classroom: Classroom | None) -> list[str]:
 
 def find_terms(text: str, *, classroom: Classroom | None) -> list[TermHit]:
     """Every listed term in the text: the class blocklist and the built-in block list block, the flag list flags."""
-    text = normalise(text)
+    text = comparable(text)
     hits = []
     for terms, source, block in (
         (_class_terms(classroom), "class", True),
@@ -84,8 +102,12 @@ def question_check(
     question: str,
     lang: str = "en",
     kind: str = Generation.Kind.ASK,
+    picked_topic: str | None = None,
 ) -> QuestionVerdict:
-    """Decide whether a learner's question (or follow-up) may be generated; records what it stops or flags."""
+    """Decide whether a learner's question (or follow-up) may be generated; records what it stops or flags.
+
+    `picked_topic`: the key of a class topic the learner picked from an unsure refusal (`TopicOffer.slug`).
+    """
     if classroom is not None and classroom.languages and lang not in classroom.languages:
         return QuestionVerdict(False, "language", _languages_message(classroom.languages, lang))
     # The class's daily limit is counted before this, atomically, by services.rate_limits.
@@ -99,25 +121,42 @@ def question_check(
         )
         message = (classroom.blocked_message if classroom else "") or DEFAULT_BLOCKED_MESSAGE
         return QuestionVerdict(False, "blocked", message)
-    topic_id, topic_note, topic_exemplar = None, None, None
+    topic = None
+    # Follow-ups are never refused for topic: they revise a page already on the thread's topic.
     if classroom is not None and kind == Generation.Kind.ASK and classroom.topics.exists():
-        topic = class_topic_for(classroom=classroom, question=question)
-        if topic is not None:
-            topic_id, topic_note, topic_exemplar = topic.pk, topic.note_to_model or None, topic.exemplar or None
-        elif classroom.topic_space_enabled:
-            # Teachers see what their class wanted to know beyond the topics (the queue's lower table).
-            ModerationItem.objects.create(
-                classroom=classroom, learner=learner, kind=ModerationItem.Kind.QUESTION,
-                status=ModerationItem.Status.BLOCKED, text=question, matched=OFF_TOPIC_MATCH, source="topics",
-            )
-            return QuestionVerdict(False, "off_topic", _off_topic_message([t.title for t in classroom.topics.all()], lang))
+        topic = picked_class_topic(classroom=classroom, key=picked_topic)
+        if topic is None:
+            choice = class_topic_choice(classroom=classroom, question=question)
+            topic = choice.topic
+            if topic is None and classroom.topic_space_enabled:
+                return _off_topic(classroom=classroom, learner=learner, question=question, lang=lang,
+                                  nearest=choice.nearest if choice.unsure else ())
     flagged = bool(hits)
     if flagged:
         ModerationItem.objects.create(
             classroom=classroom, learner=learner, kind=ModerationItem.Kind.QUESTION,
             status=ModerationItem.Status.PENDING, text=question, matched=hits[0].term[:120], source=hits[0].source,
         )
-    return QuestionVerdict(True, "ok", "", topic_id, topic_note, flagged=flagged, topic_exemplar=topic_exemplar)
+    if topic is None:
+        return QuestionVerdict(True, "ok", "", flagged=flagged)
+    return QuestionVerdict(True, "ok", "", topic.pk, topic.note_to_model or None, flagged=flagged,
+                           topic_exemplar=topic.exemplar or None)
+
+
+def _off_topic(*, classroom: Classroom, learner: Learner | None, question: str, lang: str,
+               nearest: tuple[Topic, ...]) -> QuestionVerdict:
+    """Refuse a question on none of the class's topics, listed for the teacher; in the unsure band
+    (`nearest` given) the refusal offers those topics to pick from."""
+    # Teachers see what their class wanted to know beyond the topics (the queue's lower table).
+    ModerationItem.objects.create(
+        classroom=classroom, learner=learner, kind=ModerationItem.Kind.QUESTION,
+        status=ModerationItem.Status.BLOCKED, text=question, source="topics",
+        matched=UNSURE_TOPIC_MATCH if nearest else OFF_TOPIC_MATCH,
+    )
+    if nearest:
+        return QuestionVerdict(False, "off_topic", _unsure_topic_message(lang), unsure=True,
+                               nearest=tuple(TopicOffer(topic_key(t.pk), t.title) for t in nearest))
+    return QuestionVerdict(False, "off_topic", _off_topic_message([t.title for t in classroom.topics.all()], lang))
 
 
 def page_screen(*, page: PageVersion) -> ModerationItem | None:
@@ -183,6 +222,13 @@ def _off_topic_message(titles: list[str], lang: str) -> str:
     if lang == "zh":
         return f"这个问题很好，不过这个班级正在探索：{'、'.join(titles)}。试着问一个和它们有关的问题吧！"
     return f"That's a great question, but in this class we are exploring: {', '.join(titles)}. Try one about these!"
+
+
+def _unsure_topic_message(lang: str) -> str:
+    """An unsure refusal asks rather than says no: the learner can tell whether the question is on a topic."""
+    if lang == "zh":
+        return "我不确定这个问题属于这个班级的哪个主题。如果它是关于下面某个主题的，点一下就行。"
+    return "I am not sure which of this class's topics that question is about. If it is about one below, pick it."
 
 
 class NothingToHide(ValueError):

@@ -14,6 +14,7 @@ from explainer.render_check import check_html
 from explainer.render_check.report import RenderReport
 from explainer.services.repairs import repair_plan, repair_queue
 from explainer.services.streams import event_append
+from model_worker.contract.events import Qa
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ def render_check_record(*, check: RenderCheck, report: RenderReport) -> RenderCh
     check.report = report.as_dict()
     check.thumbnail = report.thumbnail
     check.finished_at = timezone.now()
-    plan = repair_plan(check=check, report=check.report)  # reads (and routes) before the write lock
+    plan = repair_plan(check=check, report=report)  # reads (and routes) before the write lock
     with transaction.atomic():
         check.save(update_fields=["status", "report", "thumbnail", "finished_at"])
         # A repair announces itself (`fixing`) before the `qa` that ends the failed page's stream.
@@ -72,13 +73,12 @@ def render_check_record(*, check: RenderCheck, report: RenderReport) -> RenderCh
 def _announce(check: RenderCheck, report: RenderReport, repair=None) -> None:
     page = check.page
     try:
-        event_append(
-            generation_id=page.generation_id, type="qa", page=page.pk, version=page.version,
-            repair=str(repair.pk) if repair else None,
+        event_append(generation_id=page.generation_id, event=Qa(
+            page=page.pk, version=page.version, repair=str(repair.pk) if repair else None,
             check=check.pk, status=check.status, passed=check.status == RenderCheck.Status.PASSED,
             summary=report.summary() if not report.error else f"the check could not run: {report.error}",
-            checks=[{"name": name, **result.as_dict()} for name, result in report.checks.items()],
+            checks=tuple({"name": name, **result.as_dict()} for name, result in report.checks.items()),
             thumbnail_url=thumbnail_link(page.pk) if report.thumbnail else None,
-        )
+        ))
     except Exception:  # noqa: BLE001 - the stored check stands even when Redis is away
         log.exception("could not send the qa event for page %s", page.pk)

@@ -15,9 +15,14 @@ from django.conf import settings
 from django.db import transaction
 
 from explainer.models import Generation, PageVersion, RenderCheck
+from explainer.render_check.report import RenderReport
+from explainer.selectors.answer_plan import NoPlan, thread_answer_plan
 from explainer.selectors.backend import backend_features
 from explainer.selectors.generation import repair_attempts_before, thread_current_page
+from explainer.services.dispatch import generation_enqueue
+from explainer.services.rejection import GenerationRejected
 from explainer.services.streams import event_append
+from model_worker.contract.events import Error, Fixing
 from model_worker.contract.pages import PageRequest, RepairNote
 
 log = logging.getLogger(__name__)
@@ -35,11 +40,11 @@ class RepairPlan:
     request: PageRequest
 
 
-def repair_plan(*, check: RenderCheck, report: dict) -> RepairPlan | None:
+def repair_plan(*, check: RenderCheck, report: RenderReport) -> RepairPlan | None:
     """The next repair of the checked page when its check failed and attempts are left. It only reads:
     call it before the transaction that records the check, since routing the thread's topic may build
     the library index, seconds of work that must not hold SQLite's write lock (every learner's question
-    would wait on it). `report` is the check's report in its JSON form."""
+    would wait on it)."""
     page = check.page
     if check.status != RenderCheck.Status.FAILED or page.hidden:
         return None
@@ -49,18 +54,17 @@ def repair_plan(*, check: RenderCheck, report: dict) -> RepairPlan | None:
     if attempt > settings.REPAIR_ATTEMPTS:
         return None
     thread = failed.thread
+    features = backend_features()
     previous = None
-    if asked.kind == Generation.Kind.FOLLOW_UP and backend_features().revises_pages:
+    if asked.kind == Generation.Kind.FOLLOW_UP and features.revises_pages:
         first_page = getattr(asked, "page", None)
         previous = thread_current_page(thread=thread, before_version=first_page.version if first_page else page.version)
-    from explainer.services.generation import GenerationRejected, thread_answer_plan
-
-    note = RepairNote.from_report(page.html, report, attempt=attempt)
+    note = RepairNote(page=page.html, errors=tuple(report.repair_errors()), attempt=attempt)
     # The same topic and page language the failing page was asked for: a repair re-asks, it does not re-route.
     try:
-        plan = thread_answer_plan(question=asked.question, lang=asked.lang, thread=thread,
+        plan = thread_answer_plan(question=asked.question, lang=asked.lang, thread=thread, features=features,
                                   classroom=failed.classroom)
-    except GenerationRejected:  # the thread's library page is gone: the failed page stays, flagged
+    except NoPlan:  # the thread's library page is gone: the failed page stays, flagged
         return None
     request = PageRequest(
         question=asked.question, lang=plan.lang, previous_page=previous.html if previous else None,
@@ -79,17 +83,16 @@ def repair_queue(plan: RepairPlan) -> Generation:
                                        kind=Generation.Kind.REPAIR)
 
     def announce_and_queue():
-        from explainer.services.generation import GenerationRejected, generation_enqueue
-
-        event_append(generation_id=failed.pk, type="fixing", thread=str(thread.pk), page=page.pk,
-                     version=page.version, attempt=attempt, attempts=settings.REPAIR_ATTEMPTS,
-                     errors=list(note.errors), repair=str(repair.pk))
+        event_append(generation_id=failed.pk, event=Fixing(
+            thread=str(thread.pk), page=page.pk, version=page.version, attempt=attempt,
+            attempts=settings.REPAIR_ATTEMPTS, errors=note.errors, repair=str(repair.pk),
+        ))
         try:
             generation_enqueue(repair, request)
         except GenerationRejected as exc:  # recorded on the repair as failed; its watchers hear it here
             log.warning("repair %s of page %s could not be queued", repair.pk, page.pk)
             try:
-                event_append(generation_id=repair.pk, type="error", code=exc.code, message=exc.message)
+                event_append(generation_id=repair.pk, event=Error(code=exc.code, message=exc.message))
             except Exception:  # noqa: BLE001 - Redis is away: the row says failed all the same
                 log.exception("could not announce that repair %s failed", repair.pk)
 

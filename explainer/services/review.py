@@ -11,6 +11,8 @@ from django.db import transaction
 
 from explainer.models import ModerationItem, PageVersion, RenderCheck
 from explainer.selectors.review import page_latest_check_status
+from explainer.services.page_versions import render_check_queue
+from model_worker.contract.events import PageHidden, PageShown
 
 logger = logging.getLogger(__name__)
 
@@ -32,10 +34,14 @@ def _broadcast(page: PageVersion, event_type: str) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    message = {"type": event_type, "page_id": page.pk, "thread_id": str(page.thread_id), "version": page.version}
     if event_type == PAGE_SHOWN_EVENT:  # a view that never listed the page needs its question and check too
-        message["question"] = page.generation.question if page.generation_id else ""
-        message["check"] = page_latest_check_status(page=page) or ""
+        event = PageShown(page=page.pk, thread=str(page.thread_id), version=page.version,
+                          question=page.generation.question if page.generation_id else "",
+                          check=page_latest_check_status(page=page) or "")
+    else:
+        event = PageHidden(page=page.pk, thread=str(page.thread_id), version=page.version)
+    # The channel layer's `type` names the consumer's handler; the event travels in its wire form.
+    message = {"type": event_type, "event": event.to_wire()}
     groups = [thread_group(page.thread_id)]
     if page.thread.classroom_id:
         groups.append(class_group(page.thread.classroom_id))
@@ -90,7 +96,5 @@ def page_set_featured(*, page: PageVersion, featured: bool) -> PageVersion:
 
 def page_recheck(*, page: PageVersion) -> None:
     """Queue the render check again for a page."""
-    from explainer.celery import app
-
     page_id = page.pk
-    transaction.on_commit(lambda: app.send_task("explainer.render_check", args=[page_id], queue="qa"))
+    transaction.on_commit(lambda: render_check_queue(page_id=page_id))

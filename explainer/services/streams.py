@@ -9,6 +9,7 @@ from django.conf import settings
 
 from model_worker.contract import stream
 from model_worker.contract.connection import sync_options
+from model_worker.contract.events import Event
 
 
 @cache
@@ -20,9 +21,9 @@ def redis_client() -> redis.Redis:
     return _client(settings.REDIS_URL)
 
 
-def event_append(*, generation_id, type: str, **fields) -> int:
+def event_append(*, generation_id, event: Event) -> int:
     """Append a server event to a generation's stream, within the configured bounds."""
     return stream.append(
-        redis_client(), str(generation_id), type,
-        maxlen=settings.GENERATION_STREAM_MAXLEN, ttl_s=settings.GENERATION_STREAM_TTL_S, **fields,
+        redis_client(), str(generation_id), event,
+        maxlen=settings.GENERATION_STREAM_MAXLEN, ttl_s=settings.GENERATION_STREAM_TTL_S,
     )

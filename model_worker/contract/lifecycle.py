@@ -120,6 +120,11 @@ def holder(r, generation_id: str) -> str | None:
     return value.removeprefix("running:") if value and value.startswith("running:") else None
 
 
+def claims(r, generation_ids: list[str]):
+    """The raw claims of several generations (None where no worker has taken one), in one MGET."""
+    return r.mget([key(g, "claim") for g in generation_ids])
+
+
 def claim_left_s(r, generation_id: str) -> float:
     """Seconds until the current claim lapses (0 when there is none, or it never lapses)."""
     left_ms = r.pttl(key(generation_id, "claim"))

@@ -25,18 +25,6 @@ class RepairNote:
         if self.attempt < 1:
             raise ValueError(f"a repair attempt counts from 1, got {self.attempt}")
 
-    @classmethod
-    def from_report(cls, page: str, report: dict, attempt: int = 1) -> RepairNote:
-        """From a render report in its JSON form (`RenderReport.as_dict()`, `manage.py qa --json`): the
-        failed checks first, then the page's own errors."""
-        checks = report.get("checks") or {}
-        errors = [f"{name}: {c.get('detail', '')}" for name, c in checks.items()
-                  if c.get("required", True) and not c.get("passed")]
-        errors += [f"page error: {e}" for e in report.get("page_errors") or []]
-        errors += [f"console error: {e}" for e in report.get("console_errors") or []]
-        return cls(page=page, errors=tuple(dict.fromkeys(errors)) or ("the page failed the render check",),
-                   attempt=attempt)
-
 
 @dataclass(frozen=True)
 class PageRequest:

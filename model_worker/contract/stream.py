@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import time
 
+from model_worker.contract.events import Event
+
 DEFAULT_MAXLEN = 5000
 DEFAULT_TTL_S = 3600
-TERMINAL_TYPES = frozenset({"qa", "error"})
 
 # The stream entry id is the event id, so "replay everything after event n" is one XREAD/XRANGE from
 # `n-0`. INCR and XADD run in one script, so entries land in id order even with several writers.
@@ -46,25 +47,24 @@ def key(generation_id: str, name: str) -> str:
     return f"explainer:gen:{generation_id}:{name}"
 
 
-def append(r, generation_id: str, type: str, *, maxlen: int = DEFAULT_MAXLEN, ttl_s: int = DEFAULT_TTL_S,
-           **fields):
+def append(r, generation_id: str, event: Event, *, maxlen: int = DEFAULT_MAXLEN, ttl_s: int = DEFAULT_TTL_S):
     """Append one server event; returns its id."""
-    return r.eval(*_append_args(generation_id, {"type": type, **fields}, maxlen, ttl_s))
+    return r.eval(*_append_args(generation_id, event, maxlen, ttl_s))
 
 
-def exchange(r, generation_id: str, bodies: list[dict], *, maxlen: int = DEFAULT_MAXLEN, ttl_s: int = DEFAULT_TTL_S):
-    """What a worker does in one round trip: append `bodies` (each `{"type": ..., ...}`, in order) and
-    read the stop flags. Returns the flags (pass them to `stop_due`). The claim's heartbeat is
-    `model_worker.contract.lifecycle`'s."""
+def exchange(r, generation_id: str, events: list[Event], *, maxlen: int = DEFAULT_MAXLEN,
+             ttl_s: int = DEFAULT_TTL_S):
+    """What a worker does in one round trip: append `events` (in order) and read the stop flags. Returns the
+    flags (pass them to `stop_due`). The claim's heartbeat is `model_worker.contract.lifecycle`'s."""
     pipe = r.pipeline(transaction=False)
-    for body in bodies:
-        pipe.eval(*_append_args(generation_id, body, maxlen, ttl_s))
+    for event in events:
+        pipe.eval(*_append_args(generation_id, event, maxlen, ttl_s))
     pipe.mget(key(generation_id, "cancel"), key(generation_id, "orphaned"))
     return pipe.execute()[-1]
 
 
-def _append_args(generation_id: str, body: dict, maxlen: int, ttl_s: int) -> tuple:
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+def _append_args(generation_id: str, event: Event, maxlen: int, ttl_s: int) -> tuple:
+    text = json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
     return _APPEND, 2, key(generation_id, "events"), key(generation_id, "seq"), text, maxlen, ttl_s
 
 
@@ -76,6 +76,19 @@ def decode(entries) -> list[dict]:
 def since(r, generation_id: str, after: int = 0):
     """Raw entries with an id above `after` (XRANGE; pass the result to `decode`)."""
     return r.xrange(key(generation_id, "events"), min=f"({after}-0", max="+")
+
+
+def last(r, generation_id: str):
+    """The stream's last raw entry (XREVRANGE); pass the result to `last_id`."""
+    return r.xrevrange(key(generation_id, "events"), count=1)
+
+
+def last_id(entries) -> int | None:
+    """The event id of `last`'s entry, or None when the stream has expired (or never was)."""
+    if not entries:
+        return None
+    entry_id = entries[0][0].decode() if isinstance(entries[0][0], bytes) else entries[0][0]
+    return int(entry_id.split("-")[0])
 
 
 def read(r, generation_id: str, after: int, block_ms: int):

@@ -24,10 +24,9 @@ from model_worker.worker.run import NullSink, run_page
 DEFAULT_PROMPTS = 8
 
 
-
-
 def _no_page(message: str) -> dict:
-    return {"passed": False, "summary": message, "checks": {"page": {"passed": False, "detail": message}}}
+    return {"passed": False, "summary": message, "checks": {"page": {"passed": False, "detail": message}},
+            "repair_errors": [f"page: {message}"]}
 
 
 def repair_run(backend, requests: list[PageRequest], attempts: int = 2) -> dict:
@@ -65,7 +64,7 @@ def repair_run(backend, requests: list[PageRequest], attempts: int = 2) -> dict:
             rounds.append(rounds[-1])
             continue
         for i in failing:
-            note = RepairNote.from_report(pages[i], reports[i], attempt=attempt)
+            note = RepairNote(page=pages[i], errors=tuple(reports[i]["repair_errors"]), attempt=attempt)
             write(i, PageRequest(**{**requests[i].__dict__, "repair": note}))
         check(failing)
         rounds.append(sum(bool(r["passed"]) for r in reports))

@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 
 from explainer.models import Generation, PageVersion, Thread
 from model_worker.contract import lifecycle, stream
+from model_worker.contract.events import Queued, Retry
 from tests.support.queues import gpu_messages
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -132,7 +133,7 @@ async def test_resuming_past_the_last_event_is_refused_and_resuming_from_it_wait
         assert "last event (2)" in event["message"]
     other = await connect()
     await other.send_json_to({"type": "resume", "generation": gid, "after": 2})
-    stream.append(redis_db, gid, "retry", message="again")
+    stream.append(redis_db, gid, Retry(attempt=2, code="worker_lost", message="again"))
     event = await other.receive_json_from(timeout=5)
     assert (event["type"], event["id"]) == ("retry", 3)
 
@@ -183,7 +184,7 @@ async def test_a_worker_that_died_mid_page_is_reported_on_the_open_socket_by_the
 
     generation = await old_generation()
     gid = str(generation.pk)
-    stream.append(redis_db, gid, "queued", thread=str(generation.thread_id), position=0)
+    stream.append(redis_db, gid, Queued(thread=str(generation.thread_id), position=0))
     for _ in range(lifecycle.MAX_ATTEMPTS):  # a worker took it, and died, twice
         lifecycle.claim(redis_db, gid, "died")
         lifecycle.release(redis_db, gid, "died")
@@ -199,7 +200,7 @@ async def test_a_worker_that_died_mid_page_is_reported_on_the_open_socket_by_the
 
 
 async def test_queue_positions_are_sent_again_as_a_generation_ahead_leaves(connect, redis_db):
-    from explainer.services.generation import generation_finish
+    from explainer.services.finishing import generation_finish
     from model_worker.contract.pages import PageOutcome
 
     ws = await connect()

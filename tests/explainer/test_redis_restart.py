@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 from explainer.management.commands.runall import redis_argv
 from model_worker.contract import stream
 from model_worker.contract.connection import async_options, sync_options
+from model_worker.contract.events import Commit, Queued
 from tests.support.net import free_port, listening
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
@@ -48,18 +49,18 @@ def test_a_live_view_can_resume_after_redis_restarts_and_the_old_connection_is_r
     url, restart = restartable_redis
     r = redis.Redis.from_url(url, **sync_options())
     for n in range(3):
-        stream.append(r, "g", "commit", block=n, text=f"block {n}")
+        stream.append(r, "g", Commit(block=n, text=f"block {n}"))
     restart()
     # The pooled connection died with the old server; the first call after the restart still succeeds.
     assert [e["id"] for e in stream.decode(stream.since(r, "g", after=1))] == [2, 3]
-    assert stream.append(r, "g", "commit", block=3, text="block 3") == 4  # ids go on from where they were
+    assert stream.append(r, "g", Commit(block=3, text="block 3")) == 4  # ids go on from where they were
 
 
 async def test_the_sockets_redis_client_reconnects_after_a_restart(restartable_redis):
     url, restart = restartable_redis
     r = aioredis.Redis.from_url(url, **async_options())
     try:
-        await stream.append(r, "g", "queued", position=0)
+        await stream.append(r, "g", Queued(thread="t", position=0))
         restart()
         assert await r.exists(stream.key("g", "events"))
     finally:

@@ -8,7 +8,8 @@ import pytest
 from explainer.models import Generation, PageVersion, RenderCheck
 from explainer.render_check.report import RenderReport
 from explainer.selectors.generation import thread_current_page
-from explainer.services.generation import generation_create, generation_finish
+from explainer.services.asking import generation_create
+from explainer.services.finishing import generation_finish
 from explainer.services.render_checks import render_check_record
 from model_worker.contract import stream
 from model_worker.contract.pages import PageOutcome, PageRequest
@@ -128,16 +129,16 @@ def test_the_repair_is_routed_before_the_check_takes_the_database_write_lock(run
     learner's question waited on it and failed with "database is locked"."""
     from django.db import connection
 
-    from explainer.services import generation
+    from explainer.services import repairs
 
     in_transaction = []
-    route = generation.thread_answer_plan
+    route = repairs.thread_answer_plan
 
     def spy(**kwargs):
         in_transaction.append(connection.in_atomic_block)
         return route(**kwargs)
 
-    monkeypatch.setattr(generation, "thread_answer_plan", spy)
+    monkeypatch.setattr(repairs, "thread_answer_plan", spy)
     asked = run(generation_create, question="Why is the sky blue?", session_key="s1")
     check(run, page_of(run, asked), passed=False)
     assert in_transaction == [False]
@@ -145,7 +146,7 @@ def test_the_repair_is_routed_before_the_check_takes_the_database_write_lock(run
 
 
 def test_a_follow_up_never_revises_a_page_a_teacher_hid(run, redis_db):
-    from explainer.services.generation import GenerationRejected
+    from explainer.services.rejection import GenerationRejected
     from explainer.services.review import page_set_hidden
 
     first = run(generation_create, question="How do neurons fire?", session_key="s1")

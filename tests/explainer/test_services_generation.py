@@ -8,7 +8,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion, Thread
-from explainer.services.generation import GenerationRejected, generation_create, generation_finish
+from explainer.services.asking import generation_create
+from explainer.services.finishing import generation_finish
+from explainer.services.rejection import GenerationRejected
 from model_worker.contract import stream
 from model_worker.contract.pages import PageOutcome
 from tests.support.queues import gpu_requests, gpu_waiting

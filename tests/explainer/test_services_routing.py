@@ -10,7 +10,9 @@ from django.contrib.auth import get_user_model
 
 from explainer.models import Classroom, Generation, Learner, LibraryPage, Thread, TopicRequest
 from explainer.selectors.exemplars import exemplar_html
-from explainer.services.generation import GenerationRejected, generation_create, generation_finish
+from explainer.services.asking import generation_create
+from explainer.services.finishing import generation_finish
+from explainer.services.rejection import GenerationRejected
 from model_worker.contract import stream
 from model_worker.contract.pages import PageOutcome
 from tests.support.library import nearest_page
@@ -130,11 +132,12 @@ def test_an_unknown_topic_is_refused_with_nearest_topics_and_recorded_for_the_te
     with pytest.raises(GenerationRejected) as refused:
         generation_create(question=UNKNOWN, session_key="s1", learner=learner)
     assert refused.value.code == "unknown_topic" and "not sure the library has a page" in refused.value.message
-    assert refused.value.extra["unsure"] is True
+    assert refused.value.unsure is True
     assert "passed on to your teacher" in refused.value.message
-    nearest = refused.value.extra["nearest"]
+    nearest = refused.value.error(request="ask").to_wire()["nearest"]
     assert 1 <= len(nearest) <= 3 and nearest[0]["slug"] == nearest_page(UNKNOWN).slug
-    assert refused.value.topic["slug"] is None and refused.value.topic["nearest"] == nearest
+    topic = refused.value.topic.to_wire()
+    assert topic["slug"] is None and topic["nearest"] == nearest
     assert (Thread.objects.count(), Generation.objects.count(), gpu_waiting(redis_db)) == (0, 0, 0)
     request = TopicRequest.objects.get()
     assert (request.classroom, request.learner, request.question) == (classroom, learner, UNKNOWN)
@@ -154,7 +157,7 @@ def test_a_refusal_says_whether_the_library_may_have_the_page_in_the_question_la
     with pytest.raises(GenerationRejected) as refused:
         generation_create(question=question, session_key="s1", lang=lang)
     assert refused.value.code == "unknown_topic" and refused.value.message.startswith(said)
-    assert refused.value.extra["unsure"] is said.startswith(("I am not sure", "我不确定"))
+    assert refused.value.unsure is said.startswith(("I am not sure", "我不确定"))
 
 
 @pytest.mark.parametrize(("question", "said"), [(UNKNOWN, "noted as a topic to add to the library"),

@@ -50,10 +50,7 @@ def test_a_follow_up_sends_the_current_page_and_asks_for_the_whole_revised_page(
 
 
 def test_a_repair_sends_the_failing_page_and_what_the_check_found():
-    report = {"checks": {"ready": {"passed": True, "detail": "ok"}, "canvas": {"passed": False, "detail": "blank"}},
-              "console_errors": ["boom"], "page_errors": []}
-    note = RepairNote.from_report("<html>bad</html>", report, attempt=1)
-    assert note.errors == ("canvas: blank", "console error: boom")
+    note = RepairNote(page="<html>bad</html>", errors=("canvas: blank", "console error: boom"), attempt=1)
     [_, ask] = build_messages(PageRequest(question="Why?", repair=note))
     assert "canvas: blank" in ask["content"] and "<html>bad</html>" in ask["content"]
     assert PageRequest.from_dict(PageRequest(question="Why?", repair=note).to_dict()).repair == note

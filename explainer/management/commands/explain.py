@@ -51,8 +51,10 @@ class Command(BaseCommand):
     def handle(self, *args, question, lang, output, previous, no_check, topic, **options):
         from explainer.library.router import answer_plan
         from explainer.library.text import asked_language
+        from explainer.selectors.answer_plan import topic_event
         from explainer.selectors.library import library_page_html, question_route
-        from explainer.services.generation import GenerationRejected, question_clean
+        from explainer.services.asking import question_clean
+        from explainer.services.rejection import GenerationRejected
 
         try:
             question = question_clean(question)
@@ -69,16 +71,17 @@ class Command(BaseCommand):
             raise CommandError(f"the library has no page {topic!r}")
         open_domain = backend_capabilities(settings).open_domain
         plan = answer_plan(route, open_domain=open_domain, writable=None if open_domain else writable_topics(settings))
-        nearest = ", ".join(f"{n['slug']} ({n['title']})" for n in plan.event["nearest"]) or "none"
+        topic_wire = topic_event(plan).to_wire()
+        nearest = ", ".join(f"{p.slug} ({p.title})" for p in route.nearest) or "none"
         if plan.refuse:
             raise CommandError(f"no library topic fits this question (best score {route.score}); nearest: {nearest}")
-        self.stderr.write(f"topic: {plan.event['slug']} ({plan.event['title']}), score {route.score}, "
+        self.stderr.write(f"topic: {topic_wire['slug']} ({topic_wire['title']}), score {route.score}, "
                           f"page in {plan.lang}, {plan.source}")
         path = Path(output)
         if plan.from_library:
             html = library_page_html(slug=plan.topic)
             path.write_text(html, encoding="utf-8")
-            stats = {"source": "library", "topic": plan.event, "output": str(path)}
+            stats = {"source": "library", "topic": topic_wire, "output": str(path)}
             stats["render_check"] = None if no_check else _render_check(html)
             self.stdout.write(json.dumps(stats, ensure_ascii=False, indent=2))
             return
@@ -97,7 +100,7 @@ class Command(BaseCommand):
             raise CommandError(f"no page ({outcome.error_code or outcome.status}): "
                                f"{outcome.error_message or outcome.status}")
         path.write_text(outcome.html, encoding="utf-8")
-        stats["source"], stats["topic"] = "model", plan.event
+        stats["source"], stats["topic"] = "model", topic_wire
         stats["output"] = str(path)
         stats["render_check"] = None if no_check else _render_check(outcome.html)
         self.stdout.write(json.dumps(stats, ensure_ascii=False, indent=2))

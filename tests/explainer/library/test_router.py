@@ -15,6 +15,7 @@ from explainer.library.router import (
     route_question,
     route_to_page,
 )
+from explainer.selectors.answer_plan import topic_event
 from model_worker.corpus import load_pages
 
 
@@ -165,7 +166,8 @@ def test_a_library_only_backend_refuses_an_unknown_topic_and_an_open_domain_one_
     refused = answer_plan(unknown, open_domain=False)
     assert refused.refuse and refused.topic is None
     nearest = unknown.nearest[0].slug
-    assert refused.event["slug"] is None and refused.event["nearest"][0]["slug"] == nearest
+    event = topic_event(refused).to_wire()
+    assert event["slug"] is None and event["nearest"][0]["slug"] == nearest
     grounded = answer_plan(unknown, open_domain=True)
     assert not grounded.refuse and grounded.topic == nearest and grounded.lang == "en"
 
@@ -174,7 +176,7 @@ def test_a_library_only_backend_writes_the_other_languages_page_and_says_which()
     route = route_question(without("rainbow"), "How does a rainbow form?", "en")
     plan = answer_plan(route, open_domain=False)
     assert (plan.topic, plan.lang) == ("zh-rainbow", "zh")
-    assert plan.event | {"score": None} == {
+    assert topic_event(plan).to_wire() | {"score": None} == {
         "type": "topic", "slug": "zh-rainbow", "title": "彩虹和光的色散", "lang": "zh", "score": None,
         "nearest": [{"slug": p.slug, "title": p.title} for p in route.nearest], "source": "model",
     }
@@ -185,7 +187,7 @@ def test_a_library_only_backend_writes_the_other_languages_page_and_says_which()
 def test_a_page_the_library_only_backend_never_learned_is_answered_with_the_stored_page():
     route = route_question(without("rainbow"), "How does a rainbow form?", "en")
     plan = answer_plan(route, open_domain=False, writable=frozenset({"tides", "zh-buoyancy"}))
-    assert plan.from_library and plan.topic == "zh-rainbow" and plan.event["source"] == "library"
+    assert plan.from_library and plan.topic == "zh-rainbow" and topic_event(plan).source == "library"
     assert not answer_plan(route, open_domain=False, writable=frozenset({"zh-rainbow"})).from_library
     assert not answer_plan(route, open_domain=True, writable=None).from_library
 

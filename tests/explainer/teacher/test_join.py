@@ -90,8 +90,9 @@ def test_joining_never_redirects_off_the_site(client, classroom):
 def test_a_removed_learner_can_no_longer_open_or_follow_up_their_threads_in_the_class(
     client, classroom, make_page, teacher
 ):
+    from explainer.services.asking import generation_create
     from explainer.services.classrooms import learner_remove
-    from explainer.services.generation import GenerationRejected, generation_create
+    from explainer.services.rejection import GenerationRejected
 
     join(client, classroom.join_code, "Mia")
     learner = Learner.objects.get(display_name="Mia")

@@ -143,7 +143,7 @@ def test_another_teacher_cannot_decide_a_queued_item(client, classroom, learner,
 
 def test_a_finished_generation_with_a_blocked_word_leaves_a_hidden_page_in_the_queue(classroom, learner):
     from explainer.models import Thread
-    from explainer.services.generation import generation_finish
+    from explainer.services.finishing import generation_finish
     from model_worker.contract.pages import PageOutcome
 
     thread = Thread.objects.create(session_key="s", learner=learner, classroom=classroom)
@@ -186,7 +186,7 @@ def test_sex_chromosomes_go_ahead_but_wait_for_a_teachers_look(classroom, learne
 def test_a_flagged_question_answered_from_the_library_queues_its_page_and_hiding_it_hides_the_page(
     client, classroom, learner, teacher, django_capture_on_commit_callbacks, redis_db, settings
 ):
-    from explainer.services.generation import generation_create
+    from explainer.services.asking import generation_create
 
     settings.MODEL_BACKEND = "clover"  # the demo checkpoint never learned this lesson: the library page answers
     with django_capture_on_commit_callbacks(execute=True):
@@ -207,8 +207,8 @@ def test_a_featured_page_with_a_flagged_word_waits_in_the_queue_once_however_man
     client, classroom, learner, teacher, make_page, monkeypatch, django_capture_on_commit_callbacks
 ):
     from explainer.celery import app
+    from explainer.services.asking import generation_create
     from explainer.services.classrooms import learner_join
-    from explainer.services.generation import generation_create
     from explainer.services.review import page_set_featured
 
     monkeypatch.setattr(app, "send_task", lambda name, **kw: None)

@@ -9,8 +9,9 @@ import pytest
 from django.urls import reverse
 
 from explainer.services import rate_limits
+from explainer.services.asking import generation_create
 from explainer.services.classrooms import classroom_update
-from explainer.services.generation import GenerationRejected, generation_create
+from explainer.services.rejection import GenerationRejected
 
 pytestmark = pytest.mark.django_db
 

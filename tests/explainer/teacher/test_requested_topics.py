@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from explainer.services.generation import GenerationRejected, generation_create
+from explainer.services.asking import generation_create
+from explainer.services.rejection import GenerationRejected
 from tests.support.library import nearest_page
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]

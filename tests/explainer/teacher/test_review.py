@@ -238,7 +238,7 @@ def test_asking_a_featured_question_answers_from_the_library_without_generating(
     classroom, learner, make_page, monkeypatch, django_capture_on_commit_callbacks
 ):
     from explainer.celery import app
-    from explainer.services.generation import generation_create
+    from explainer.services.asking import generation_create
     from explainer.services.review import page_set_featured, page_set_hidden
 
     sent = []
@@ -278,8 +278,8 @@ def test_a_topic_with_an_exemplar_answers_its_new_questions_with_that_page_and_f
     from django.core.exceptions import ValidationError
 
     from explainer.celery import app
+    from explainer.services.asking import generation_create
     from explainer.services.classrooms import topic_update
-    from explainer.services.generation import generation_create
     from model_worker.corpus import load_pages
 
     magnetism = classroom.topics.get(title="Magnetism")

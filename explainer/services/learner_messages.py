@@ -1,0 +1,75 @@
+"""What the generation flow tells a learner, in the learner's language (`in_lang`), in one place."""
+
+from __future__ import annotations
+
+UNKNOWN_TOPIC = {
+    "en": "The library has no page on that topic yet, so there is nothing reliable to show you. ",
+    "zh": "资料库里还没有关于这个主题的页面，所以暂时没有可靠的讲解。",
+}
+# The nearest topic came close but not close enough (`Route.unsure`): the library may have the page, and the
+# learner is the one who can tell.
+UNSURE_TOPIC = {
+    "en": "I am not sure the library has a page on that, so I have not written one. "
+          "If your question is about one of the topics below, pick it. ",
+    "zh": "我不确定资料库里有没有讲这个问题的页面，所以没有写页面。如果你问的是下面的某个主题，点一下就行。",
+}
+# Who will see the question: a class's teacher, or (asked outside a class) the library's editors.
+REQUEST_PASSED_ON = {
+    ("en", True): "Your question has been passed on to your teacher as a requested topic.",
+    ("en", False): "Your question has been noted as a topic to add to the library.",
+    ("zh", True): "你的问题已经作为“想学的主题”转告给你的老师。",
+    ("zh", False): "你的问题已经记下，作为资料库以后要补充的主题。",
+}
+UNAVAILABLE = "The explainer cannot take questions right now. Please try again in a minute."
+CANNOT_REVISE = {
+    "en": "This page is the library's own lesson, and the model here cannot change it: asking again would "
+          "show you the same page. Ask a new question to explore another topic.",
+    "zh": "这个页面是资料库里现成的课，这里的模型没法修改它；再问一次也只会显示同一页。可以提一个新问题，看看别的主题。",
+}
+TOPIC_GONE = {
+    "en": "The library page this conversation was about has been removed, so it cannot be revised. "
+          "Ask a new question instead.",
+    "zh": "这段对话讲的资料库页面已被移除，所以不能再修改。可以提一个新问题。",
+}
+PAGE_HIDDEN = {
+    "en": "Your teacher hid this page, so it cannot be revised. Ask a new question instead.",
+    "zh": "老师隐藏了这个页面，所以不能再修改它。可以提一个新问题。",
+}
+NOT_TEXT = "The question must be text."
+EMPTY = "Type a question first."
+NO_WORDS = "That question has no words in it. Type a question first."
+UNKNOWN_THREAD = "That thread does not exist or is not yours."
+CANCELLED = "Stopped before the page was finished."
+NOT_WRITTEN = "The page could not be written."
+# The reaper's (explainer/services/lifecycle.py).
+WORKER_LOST = "The model worker stopped while writing this page. Please try again."
+REQUEUED = "The model worker stopped while writing this page; it will be written again."
+QUEUE_LOST = "Your question was lost from the queue while the server restarted. " + UNAVAILABLE
+
+
+def in_lang(texts: dict[str, str], lang: str | None) -> str:
+    """The text for `lang`, English for any other."""
+    return texts.get(lang or "en", texts["en"])
+
+
+def too_long(length: int, limit: int) -> str:
+    return f"That question is {length} characters; please keep it under {limit}."
+
+
+def unsupported_language(looks_like: str) -> str:
+    return (f"Explainer answers questions in English or Chinese (中文), and this one looks like {looks_like}. "
+            "Please ask it in English or Chinese.")
+
+
+def unknown_language(lang: str, langs: tuple[str, ...]) -> str:
+    return f"Unknown language {lang!r}: use one of {', '.join(langs)}."
+
+
+def unknown_library_topic(picked: str) -> str:
+    return f"The library has no topic {picked!r}."
+
+
+def refused_topic(*, lang: str, unsure: bool, in_class: bool) -> str:
+    """An `unknown_topic` refusal: why no page was written, and who hears of the question."""
+    words = "zh" if lang == "zh" else "en"
+    return (UNSURE_TOPIC if unsure else UNKNOWN_TOPIC)[words] + REQUEST_PASSED_ON[words, in_class]
