@@ -17,14 +17,14 @@ from django.db import DatabaseError
 from explainer.selectors.classes import learner_from_session
 from explainer.selectors.generation import generation_for_session, thread_for_session
 from explainer.services.asking import generation_create
-from explainer.services.dispatch import generation_cancel
+from explainer.services.cancelling import generation_cancel
 from explainer.services.learner_messages import UNAVAILABLE, UNKNOWN_THREAD
 from explainer.services.rate_limits import Client, session_client_id
 from explainer.services.rejection import GenerationRejected
 from explainer.services.review import class_group, thread_group
 from model_worker.contract import stream
 from model_worker.contract.connection import async_options
-from model_worker.contract.events import Done, Error, Event, Fixing, Hello, Watching, from_wire
+from model_worker.contract.events import Done, Error, Event, Fixing, Hello, Topic, Watching, from_wire
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
             )
         except GenerationRejected as exc:
             if exc.topic is not None:  # what the router understood, before the refusal
-                await self.send_json({**exc.topic.to_wire(), "id": 0, "generation": None})
+                await self.send_json(refusal_topic_frame(exc.topic))
             return await self.send_error(exc.error(request="ask"))
         await self._join(thread_group(generation.thread_id))
         self._watch(str(generation.pk), after=0)
@@ -177,13 +177,10 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps(wire, ensure_ascii=False))
 
     async def send_local(self, event: Event):
-        """An event not of a generation's stream (id 0)."""
-        wire = event.to_wire()
-        await self.send_json({"type": wire.pop("type"), "id": 0, **wire})
+        await self.send_json(local_frame(event))
 
     async def send_error(self, error: Error, *, generation: str | None = None):
-        wire = error.to_wire()
-        await self.send_json({"type": wire.pop("type"), "id": 0, "generation": generation, **wire})
+        await self.send_json(error_frame(error, generation))
 
     async def _own_generation(self, message):
         generation_id = _uuid(message, "generation")
@@ -244,7 +241,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                         log.warning("generation %s: event %s is not one this server knows: %s", generation_id, after, exc)
                         await self.send_json({**body, "generation": generation_id})
                         continue
-                    await self.send_json({"id": after, **event.to_wire(), "generation": generation_id})
+                    await self.send_json(stream_frame(after, event, generation_id))
                     if isinstance(event, Fixing):
                         self._watch(event.repair, after=0)  # the repair streams on its own generation
                     if event.terminal or (isinstance(event, Done) and event.unchanged):
@@ -265,6 +262,30 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                     await stream.viewer_leave(self.redis, generation_id, self.channel_name, settings.ORPHAN_GRACE_S)
                 except Exception:  # the worker then runs on; it still stops at its time limit
                     log.exception("could not record that a viewer of %s left", generation_id)
+
+
+# How an event is framed on the socket (docs/protocol.md): the `id` and `generation` around its wire form.
+
+def stream_frame(event_id: int, event: Event, generation: str) -> dict:
+    """An event of a generation's stream."""
+    return {"id": event_id, **event.to_wire(), "generation": generation}
+
+
+def local_frame(event: Event) -> dict:
+    """An event of no generation (`hello`, `watching`, `page_hidden`, `page_shown`): id 0."""
+    wire = event.to_wire()
+    return {"type": wire.pop("type"), "id": 0, **wire}
+
+
+def error_frame(error: Error, generation: str | None = None) -> dict:
+    """An error about a client message: id 0, and the generation it was about, if any."""
+    wire = error.to_wire()
+    return {"type": wire.pop("type"), "id": 0, "generation": generation, **wire}
+
+
+def refusal_topic_frame(topic: Topic) -> dict:
+    """What the router understood of a question refused before it became a generation."""
+    return {**topic.to_wire(), "id": 0, "generation": None}
 
 
 class FieldError(Exception):

@@ -1,4 +1,4 @@
-"""A generation and the GPU queue: send its request, tell it its place in the queue, cancel it."""
+"""A generation and the GPU queue: send its request, and tell it its place in the queue."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from explainer.services.rejection import GenerationRejected
 from explainer.services.streams import event_append, redis_client
 from model_worker.contract import handle
 from model_worker.contract.events import Queued, Topic
-from model_worker.contract.pages import PageOutcome, PageRequest
+from model_worker.contract.pages import PageRequest
 from model_worker.contract.queues import GPU_QUEUE, PAGE_PRIORITY
 
 log = logging.getLogger(__name__)
@@ -68,16 +68,3 @@ def queue_positions_announce(*, left: Generation) -> None:
                 event_append(generation_id=generation.pk, event=queued_event(generation, position))
     except Exception:  # positions are a courtesy: a failure here must not undo the finish
         log.exception("could not announce queue positions after %s", left.pk)
-
-
-def generation_cancel(*, generation: Generation) -> None:
-    """Stop this generation: a worker writing it stops at its next block boundary; one still waiting in
-    the queue is cancelled now (the learner does not wait for a worker to take it just to stop it)."""
-    from explainer.services.finishing import generation_finish
-
-    outcome: PageOutcome | None = handle.cancel(
-        redis_client(), str(generation.pk), queued=generation.status == Generation.Status.QUEUED,
-        ttl_s=settings.GENERATION_STREAM_TTL_S,
-    )
-    if outcome is not None:
-        generation_finish(generation_id=generation.pk, outcome=outcome)

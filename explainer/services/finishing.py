@@ -10,7 +10,8 @@ from explainer.models import Generation, PageVersion
 from explainer.selectors.generation import page_url, thread_current_page
 from explainer.services import learner_messages
 from explainer.services.dispatch import queue_positions_announce, queued_event
-from explainer.services.page_versions import page_version_add, render_check_queue
+from explainer.services.page_versions import page_version_add
+from explainer.services.render_checks import render_check_queue
 from explainer.services.streams import event_append
 from model_worker.contract.events import Done, Error, Topic
 from model_worker.contract.pages import PageOutcome

@@ -1,4 +1,4 @@
-"""A thread's next page version, and the render check every stored page goes through."""
+"""A thread's next page version."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from django.db.models import Max
 
 from explainer.models import Generation, PageVersion
 from explainer.services import moderation
-from model_worker.contract.queues import QA_QUEUE
 
 
 def page_version_add(*, generation: Generation, html: str) -> PageVersion:
@@ -16,10 +15,3 @@ def page_version_add(*, generation: Generation, html: str) -> PageVersion:
     page = PageVersion.objects.create(thread=generation.thread, generation=generation, version=latest + 1, html=html)
     moderation.page_screen(page=page)
     return page
-
-
-def render_check_queue(*, page_id: int) -> None:
-    """Send a stored page to the render check (once the page is committed)."""
-    from explainer.celery import app
-
-    app.send_task("explainer.render_check", args=[page_id], queue=QA_QUEUE)

@@ -15,6 +15,7 @@ from explainer.render_check.report import RenderReport
 from explainer.services.repairs import repair_plan, repair_queue
 from explainer.services.streams import event_append
 from model_worker.contract.events import Qa
+from model_worker.contract.queues import QA_QUEUE
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +23,13 @@ log = logging.getLogger(__name__)
 DUPLICATE_WINDOW = timedelta(seconds=15)
 # A pending check older than this belongs to a worker that died.
 STALE_AFTER = timedelta(minutes=3)
+
+
+def render_check_queue(*, page_id: int) -> None:
+    """Send a stored page to the render check (once the page is committed)."""
+    from explainer.celery import app
+
+    app.send_task("explainer.render_check", args=[page_id], queue=QA_QUEUE)
 
 
 def render_check_run(*, page_id: int) -> RenderCheck:

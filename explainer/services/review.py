@@ -11,7 +11,7 @@ from django.db import transaction
 
 from explainer.models import ModerationItem, PageVersion, RenderCheck
 from explainer.selectors.review import page_latest_check_status
-from explainer.services.page_versions import render_check_queue
+from explainer.services.render_checks import render_check_queue
 from model_worker.contract.events import PageHidden, PageShown
 
 logger = logging.getLogger(__name__)

@@ -36,8 +36,16 @@ class PageRequest:
     repair: RepairNote | None = None  # set when this request repairs a page that failed the render check
 
     def __post_init__(self):
+        """Checked where it is made, so neither tier sends or runs a request the other cannot read."""
+        if not isinstance(self.question, str) or not self.question.strip():
+            raise ValueError("a page request needs a question (non-empty text)")
         if self.lang not in LANGS:
             raise ValueError(f"unknown language {self.lang!r}: expected one of {', '.join(LANGS)}")
+        for name in ("previous_page", "topic_note", "topic"):
+            if not isinstance(getattr(self, name), str | None):
+                raise ValueError(f"a page request's {name} must be text or null")
+        if not isinstance(self.repair, RepairNote | None):
+            raise ValueError("a page request's repair must be a repair note or null")
 
     def to_dict(self) -> dict:
         """The JSON-able form the Celery task carries."""

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from model_worker.config import DEFAULT_BACKEND, backend_capabilities, engine_settings
-from model_worker.contract.pages import LIBRARY_ONLY, BackendCapabilities
+from model_worker.contract.pages import LIBRARY_ONLY, BackendCapabilities, PageRequest
 from tests.support.net import OPEN_DOMAIN_TEST_BACKEND, ROOT, TEST_BACKEND
 
 
@@ -36,3 +36,13 @@ def test_other_backends_are_read_from_their_class_and_undeclared_ones_are_librar
 def test_a_capability_declaration_checks_its_stream_kind():
     with pytest.raises(ValueError):
         BackendCapabilities(streams="words")
+
+
+@pytest.mark.parametrize("fields", [
+    {"question": ""}, {"question": "   "}, {"question": 5}, {"question": "Why?", "lang": "fr"},
+    {"question": "Why?", "topic": 3}, {"question": "Why?", "previous_page": ["<html>"]},
+    {"question": "Why?", "repair": {"page": "<html>", "errors": []}},
+])
+def test_a_page_request_that_a_worker_could_not_run_cannot_be_made(fields):
+    with pytest.raises(ValueError):
+        PageRequest(**fields)
