@@ -24,6 +24,7 @@ cosine. `manage.py relevance --recipes` compares the recipes on the question set
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections import Counter
@@ -104,6 +105,13 @@ def page_head(page: LibraryPage) -> str:
     return "\n".join([page.title, " ".join(page.tags), *page.questions_en, *page.questions_zh, page.intro])
 
 
+@functools.lru_cache(maxsize=4096)
+def _page_terms(analyzer: Analyzer, text: str) -> tuple[str, ...]:
+    """A page field's terms, kept: a class's index is rebuilt whenever its teacher changes a page or a topic,
+    and analysing the library's 160 pages again took a second and more."""
+    return tuple(analyzer.terms(text))
+
+
 class _Field:
     """BM25 over one document per page, and the idf of its terms for the score's ceiling."""
 
@@ -140,9 +148,8 @@ class LibraryIndex:
         for page in self.pages:
             self.topics.setdefault(page.topic, []).append(page)
         self._owners = [p.topic for p in self.pages]
-        terms = recipe.analyzer.terms
-        heads = [terms(page_head(p)) for p in self.pages]
-        bodies = [terms(p.body) if recipe.body else [] for p in self.pages]
+        heads = [list(_page_terms(recipe.analyzer, page_head(p))) for p in self.pages]
+        bodies = [list(_page_terms(recipe.analyzer, p.body)) if recipe.body else [] for p in self.pages]
         # Which terms each topic's pages hold, in their heads and in their bodies, and how rare each term
         # is among the topics.
         self._topic_heads: dict[str, set[str]] = {}

@@ -29,7 +29,9 @@ class LibraryPage:
     questions_zh: tuple[str, ...] = ()
     intro: str = ""
     body: str = ""  # the page's visible text: part explanations, steps, quiz, labels
-    source: str = "corpus"  # "corpus" (the shipped library) | "class" (a page a class's teacher added)
+    # "corpus" (the shipped library) | "class" (a page a class's teacher added) | "topic" (a class's curated
+    # topic, which has no page: `explainer.library.class_topics`)
+    source: str = "corpus"
 
     def summary(self) -> dict:
         """The page as the protocol names it: `{"slug", "title", "lang"}`."""

@@ -50,6 +50,11 @@ def normalise_question(text: str) -> str:
     return clean_question(unicodedata.normalize("NFKC", text))
 
 
+def comparable(text: str) -> str:
+    """The form listed words and featured questions are compared in: NFKC, lower case, single spaces."""
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
 def has_content(text: str) -> bool:
     """True when the text has a letter or a digit: punctuation, symbols and emoji alone say nothing."""
     return any(unicodedata.category(c)[0] in "LN" for c in text)

@@ -31,14 +31,16 @@ def library_pages(*, classroom=None) -> tuple[LibraryPage, ...]:
 
 
 @functools.lru_cache(maxsize=32)
-def _index_for(pages: tuple[LibraryPage, ...]) -> LibraryIndex:
+def index_for(pages: tuple[LibraryPage, ...]) -> LibraryIndex:
+    """The index over these records, built once while it is among the 32 last used (a class's library, its
+    topics)."""
     return LibraryIndex(pages)
 
 
 def library_index(*, classroom=None) -> LibraryIndex:
     """The index over `library_pages(classroom=...)`, cached by those pages: a page a teacher adds or
     deletes makes a new index on the class's next question, with no restart."""
-    return _index_for(library_pages(classroom=classroom))
+    return index_for(library_pages(classroom=classroom))
 
 
 def library_page_html(*, slug: str, classroom=None) -> str | None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 
+from explainer.library.text import comparable
 from explainer.models import Classroom, Learner, PageVersion, RenderCheck
-from explainer.selectors.topic_space import normalise
 
 CHECK_FILTERS = ("passed", "failed", "error", "pending", "none")
 
@@ -61,7 +61,7 @@ def featured_page_for(*, classroom: Classroom | None, question: str) -> PageVers
     whose latest render check failed (a re-run after it was featured can fail it)."""
     if classroom is None:
         return None
-    wanted = normalise(question).rstrip("?？!！.。 ")
+    wanted = comparable(question).rstrip("?？!！.。 ")
     latest = RenderCheck.objects.filter(page=OuterRef("pk")).order_by("-created_at", "-pk")
     featured = (
         PageVersion.objects.filter(thread__classroom=classroom, featured=True, hidden=False)
@@ -71,6 +71,6 @@ def featured_page_for(*, classroom: Classroom | None, question: str) -> PageVers
         .order_by("-created_at")
     )
     for page in featured:
-        if normalise(page.generation.question).rstrip("?？!！.。 ") == wanted:
+        if comparable(page.generation.question).rstrip("?？!！.。 ") == wanted:
             return page
     return None
