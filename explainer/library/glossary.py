@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from explainer.library.stems import stem_words
+
 GLOSSARY_FILE = Path(__file__).with_name("glossary.txt")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -53,6 +55,4 @@ def parse_glossary(text: str, stem) -> Glossary:
 
 @functools.cache
 def glossary() -> Glossary:
-    from explainer.library.tokens import stem_words
-
     return parse_glossary(GLOSSARY_FILE.read_text(encoding="utf-8"), stem_words)

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
+from explainer.library.glossary import glossary
+from explainer.library.stems import stem_words
+
 # Words that frame a question rather than name its subject.
 EN_STOP = frozenset(STOPWORDS_EN_PLUS) | frozenset(
     """also always around away called can could does explain get gets go goes happen happens happened kind like
@@ -36,17 +39,6 @@ ZH_STOP_CHARS = frozenset("的了吗呢吧啊呀是么什为怎样如何哪有�
                           "请讲说解释知道告诉因所时话多少几地得着过之其又却呗嘛啥咋问")
 _EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-
-
-@functools.cache
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
-def stem_words(words: list[str]) -> list[str]:
-    return _stemmer().stemWords(words)
 
 
 @functools.cache
@@ -79,8 +71,6 @@ class Analyzer:
                 out += [f"{a}{b}" for a, b in zip(run, run[1:], strict=False)
                         if a not in ZH_STOP_CHARS and b not in ZH_STOP_CHARS]
         if self.glossary:
-            from explainer.library.glossary import glossary
-
             out += glossary().concepts(list(out), runs)
         return out
 

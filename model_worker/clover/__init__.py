@@ -6,8 +6,9 @@ from transformers.conversion_mapping import (
     register_checkpoint_conversion_mapping,
 )
 
+from .cache import CloverCache
 from .configuration import PRESETS, CloverConfig
-from .modeling import CheckpointError, CloverCache, CloverForBlockDiffusion, CloverModel
+from .modeling import CheckpointError, CloverForBlockDiffusion, CloverModel
 
 AutoConfig.register(CloverConfig.model_type, CloverConfig, exist_ok=True)
 AutoModel.register(CloverConfig, CloverModel, exist_ok=True)

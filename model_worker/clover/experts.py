@@ -15,11 +15,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .fast import fused_linear
+
 
 def moe_forward(block: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """Qwen3.5-MoE's sparse block (routed experts plus the gated shared expert) on x (N, T, D)."""
-    from .layers import fused_linear  # layers imports this module
-
     n, t, d = x.shape
     flat = x.reshape(-1, d)
     _, weights, chosen = block.gate(flat)  # (M, k) routing weights and expert indices

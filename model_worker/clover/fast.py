@@ -29,6 +29,29 @@ def derived(module: nn.Module, key, sources: tuple[torch.Tensor, ...], build: Ca
     return hit[1]
 
 
+def fused_linear(module: nn.Module, names: tuple[str, ...], x: torch.Tensor) -> torch.Tensor:
+    """Several linears of `module` over the same input as one matmul (outputs concatenated).
+
+    Without autograd the concatenated weight is kept (`derived`) and rebuilt only when a weight
+    changes (an optimizer step bumps its version, `.to()` moves its storage).
+    """
+    linears = [getattr(module, name) for name in names]
+
+    def concatenated():
+        weights = [lin.weight for lin in linears]
+        biases = [lin.bias for lin in linears]
+        if all(b is None for b in biases):
+            return torch.cat(weights), None
+        return torch.cat(weights), torch.cat([b if b is not None else w.new_zeros(w.shape[0])
+                                              for b, w in zip(biases, weights, strict=True)])
+
+    if torch.is_grad_enabled():
+        weight, bias = concatenated()
+    else:
+        weight, bias = derived(module, ("fused", names), tuple(lin.weight for lin in linears), concatenated)
+    return F.linear(x, weight, bias)
+
+
 def norm(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """Qwen3.5's zero-centred RMSNorm (scale 1 + w, computed in fp32); one kernel without autograd."""
     if torch.is_grad_enabled():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from .modeling import CloverCache
+from .cache import CloverCache
 
 
 class CapturedForward:

@@ -153,7 +153,7 @@ class CloverGatedDeltaNet(nn.Module):
         """
         n, t, _ = x.shape
         names = ("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a")
-        pre, z, b, a = fused_linear(self, names, x).split(
+        pre, z, b, a = fast.fused_linear(self, names, x).split(
             [self.conv_dim, self.value_dim, self.num_v_heads, self.num_v_heads], -1
         )
         pre = pre.transpose(1, 2)
@@ -260,7 +260,7 @@ class CloverAttention(nn.Module):
         """x (N, Q, D) -> q (N, H, Q, d), k, v (N, Hkv, Q, d), output gate (N, Q, H*d)."""
         n, t, _ = x.shape
         kv_dim = self.num_kv_heads * self.head_dim
-        q, k, v = fused_linear(self, ("q_proj", "k_proj", "v_proj"), x).split(
+        q, k, v = fast.fused_linear(self, ("q_proj", "k_proj", "v_proj"), x).split(
             [self.num_heads * self.head_dim * 2, kv_dim, kv_dim], -1
         )
         q, gate = torch.chunk(q.reshape(n, t, -1, self.head_dim * 2), 2, dim=-1)
@@ -298,7 +298,7 @@ class CloverDecoderLayer(nn.Module):
     def feed_forward(self, h: torch.Tensor) -> torch.Tensor:
         x = fast.norm(self.post_attention_layernorm, h)
         if isinstance(self.mlp, Qwen3_5MoeMLP):  # Qwen3.5's dense MLP with gate and up in one matmul
-            gate, up = fused_linear(self.mlp, ("gate_proj", "up_proj"), x).chunk(2, -1)
+            gate, up = fast.fused_linear(self.mlp, ("gate_proj", "up_proj"), x).chunk(2, -1)
             return h + self.mlp.down_proj(self.mlp.act_fn(gate) * up)
         if not torch.is_grad_enabled():  # sorted-token grouped experts; training keeps Qwen's expert loop
             return h + moe_forward(self.mlp, x)
@@ -373,26 +373,3 @@ def write_keys(cache: LayerState, k, v, lengths: torch.Tensor, offset: int | Non
     cols = lengths[:, None] + torch.arange(t, device=k.device)[None, :]
     cache.key[rows, :, cols] = k.transpose(1, 2)
     cache.value[rows, :, cols] = v.transpose(1, 2)
-
-
-def fused_linear(module: nn.Module, names: tuple[str, ...], x: torch.Tensor) -> torch.Tensor:
-    """Several linears of `module` over the same input as one matmul (outputs concatenated).
-
-    Without autograd the concatenated weight is kept (`fast.derived`) and rebuilt only when a weight
-    changes (an optimizer step bumps its version, `.to()` moves its storage).
-    """
-    linears = [getattr(module, name) for name in names]
-
-    def concatenated():
-        weights = [lin.weight for lin in linears]
-        biases = [lin.bias for lin in linears]
-        if all(b is None for b in biases):
-            return torch.cat(weights), None
-        return torch.cat(weights), torch.cat([b if b is not None else w.new_zeros(w.shape[0])
-                                              for b, w in zip(biases, weights, strict=True)])
-
-    if torch.is_grad_enabled():
-        weight, bias = concatenated()
-    else:
-        weight, bias = fast.derived(module, ("fused", names), tuple(lin.weight for lin in linears), concatenated)
-    return F.linear(x, weight, bias)

@@ -11,7 +11,6 @@ last position of the previous (committed) block, the others by the block's own e
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -28,6 +27,7 @@ from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import (
 )
 
 from . import fast, kernels
+from .cache import CloverCache
 from .configuration import CloverConfig
 from .delta_rule import MIN_CHUNK, LazyStates
 from .layers import CloverDecoderLayer, CloverGatedDeltaNet, LayerState, Pass
@@ -37,82 +37,8 @@ class CheckpointError(RuntimeError):
     """A checkpoint folder is missing or cannot be loaded."""
 
 
-@dataclass
-class CloverCache:
-    """Preallocated per-sequence history: attention keys/values, GDN and conv state, committed length.
-
-    The committed lengths live twice: `positions` on the device, which forwards read (rotary positions,
-    masks, key slots), so a forward never copies them from the host; and `lengths` on the host, which
-    the caller knows anyway (it decides every commit) and which sizes the forward (keys to attend over).
-    `decode` and `accept` advance both.
-    """
-
-    layers: list[LayerState]
-    lengths: list[int]  # committed tokens per row (whole blocks of the block size that committed them)
-    positions: torch.Tensor | None = None  # (N,) long on the device: the same counts
-
-    def __post_init__(self):
-        if self.positions is None:
-            self.positions = torch.tensor(self.lengths, dtype=torch.long, device=self.device)
-
-    @property
-    def device(self) -> torch.device:
-        return next(t for t in (self.layers[0].key, self.layers[0].recurrent) if t is not None).device
-
-    @property
-    def capacity(self) -> int:
-        return next((s.key.shape[2] for s in self.layers if s.key is not None), 1 << 30)
-
-    def row(self, i: int) -> CloverCache:
-        """A one-sequence view; writes go through to this cache (lengths are copied back by the caller,
-        positions are a view and follow)."""
-        views = [LayerState(*(None if t is None else t[i : i + 1] for t in (s.key, s.value, s.recurrent, s.conv)))
-                 for s in self.layers]
-        return CloverCache(views, [self.lengths[i]], self.positions[i : i + 1])
-
-    def select(self, rows: list[int]) -> CloverCache:
-        """A compact copy holding only `rows` (finished sequences leave the batch)."""
-        idx = torch.tensor(rows, device=self.device)
-        layers = [LayerState(*(None if t is None else t.index_select(0, idx)
-                               for t in (s.key, s.value, s.recurrent, s.conv))) for s in self.layers]
-        return CloverCache(layers, [self.lengths[r] for r in rows], self.positions.index_select(0, idx))
-
-    @staticmethod
-    def join(caches: list[CloverCache]) -> CloverCache:
-        """One cache holding the rows of `caches` in order (sequences join a running batch). Attention
-        keys are padded to the largest capacity; past a row's length they are scratch anyway."""
-        if len(caches) == 1:
-            return caches[0]
-        capacity = max(c.capacity for c in caches)
-
-        def padded(t: torch.Tensor) -> torch.Tensor:
-            if t.shape[2] == capacity:
-                return t
-            out = t.new_zeros(t.shape[0], t.shape[1], capacity, t.shape[3])
-            out[:, :, : t.shape[2]] = t
-            return out
-
-        layers = []
-        for states in zip(*(c.layers for c in caches), strict=True):
-            if any(s.trial is not None for s in states):
-                raise ValueError("a cache with an uncommitted trial forward cannot join another")
-            key = None if states[0].key is None else torch.cat([padded(s.key) for s in states])
-            value = None if states[0].value is None else torch.cat([padded(s.value) for s in states])
-            recurrent = None if states[0].recurrent is None else torch.cat([s.recurrent for s in states])
-            conv = None if states[0].conv is None else torch.cat([s.conv for s in states])
-            layers.append(LayerState(key, value, recurrent, conv))
-        return CloverCache(layers, [n for c in caches for n in c.lengths], torch.cat([c.positions for c in caches]))
-
-    def rewind(self, tokens: int | list[int]) -> None:
-        """Forget the last `tokens` committed tokens of every row (or `tokens[i]` of row i): benchmarks
-        repeat one forward over the same history. The GDN state is not rewound."""
-        per_row = [tokens] * len(self.lengths) if isinstance(tokens, int) else list(tokens)
-        self.lengths[:] = [x - t for x, t in zip(self.lengths, per_row, strict=True)]
-        self.positions.sub_(tokens if isinstance(tokens, int) else torch.tensor(per_row, device=self.positions.device))
-
-
 @functools.cache
-def _block_causal(
+def block_causal(
     length: int, block_size: int, device: torch.device, inference: bool
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Masks for a stream of whole blocks: clean (L, L) and noisy-vs-[clean, noisy] (L, 2L).
@@ -204,7 +130,7 @@ class CloverModel(CloverPreTrainedModel):
             raise ValueError(f"input of {length} tokens is not a whole number of blocks of {block_size}")
         h = self.embed_tokens(input_ids)
         cos, sin = self.rope(torch.arange(length, device=h.device)[None], h.dtype)
-        mask, _ = _block_causal(length, block_size, h.device, torch.is_inference_mode_enabled())
+        mask, _ = block_causal(length, block_size, h.device, torch.is_inference_mode_enabled())
         p = Pass(block_size, cos, sin, mask=mask)
         for layer in self.layers:
             h = layer(h, p, None)
@@ -391,91 +317,5 @@ class CloverForBlockDiffusion(CloverPreTrainedModel):
             forwards += 1
         return forwards
 
-    # ---- training objective ------------------------------------------------------------------
 
-    def mask_blocks(
-        self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
-        generator: torch.Generator | None = None, suffix_rate: float = 0.0, draft_rate: float = 0.0,
-    ) -> torch.Tensor:
-        """Bool (N, L): per block a rate t ~ U(0, 1] of its maskable positions, at least one where it has any.
-
-        With probability `suffix_rate` a block is instead masked from a random cut to its end: the
-        state the sampler's prefix fallback decodes from (committed text on the left, masks after it).
-        With probability `draft_rate` a block is masked everywhere but its first position: the window
-        verified decoding drafts (the newest token, then masks).
-        Padding and the first position (nothing precedes it to predict it from) are never masked.
-        """
-        n, length = input_ids.shape
-        maskable = maskable.bool() & (input_ids != self.config.pad_token_id)
-        maskable[:, 0] = False
-        pad = -length % block_size
-        maskable = F.pad(maskable, (0, pad), value=False)
-        nb = (length + pad) // block_size
-        where = generator.device if generator is not None else input_ids.device
-        rate = 1.0 - torch.rand(n, nb, generator=generator, device=where).to(input_ids.device)
-        u = torch.rand(n, length + pad, generator=generator, device=where).to(input_ids.device)
-        masked = maskable & (u < rate.repeat_interleave(block_size, 1))
-        if suffix_rate > 0:
-            cut = torch.randint(0, block_size, (n, nb), generator=generator, device=where).to(input_ids.device)
-            pick = torch.rand(n, nb, generator=generator, device=where).to(input_ids.device) < suffix_rate
-            suffix = torch.arange(block_size, device=input_ids.device) >= cut[..., None]  # (N, nb, B)
-            masked = torch.where(pick.repeat_interleave(block_size, 1), maskable & suffix.view(n, -1), masked)
-        if draft_rate > 0:
-            pick = torch.rand(n, nb, generator=generator, device=where).to(input_ids.device) < draft_rate
-            window = (torch.arange(length + pad, device=input_ids.device) % block_size > 0)[None]
-            masked = torch.where(pick.repeat_interleave(block_size, 1), maskable & window, masked)
-        need = maskable.view(n, nb, block_size).any(-1) & ~masked.view(n, nb, block_size).any(-1)
-        first = torch.where(maskable, u, 2.0).view(n, nb, block_size).argmin(-1)
-        masked = masked | (F.one_hot(first, block_size).bool() & need[..., None]).view(n, -1)
-        return masked[:, :length]
-
-    def block_diffusion_loss(
-        self, input_ids: torch.LongTensor, *, block_size: int, maskable: torch.Tensor,
-        generator: torch.Generator | None = None, suffix_rate: float = 0.0, causal_history: bool = False,
-        draft_rate: float = 0.0,
-    ) -> torch.Tensor:
-        """Mean cross-entropy over masked positions of the block-diffusion objective (BD3-LM style).
-
-        Each block draws a rate t ~ U(0, 1] and masks that fraction of its maskable positions (at least
-        one). The clean stream runs once; each noisy block attends to clean history and itself. With
-        `causal_history` the clean stream runs at block size 1, as the cache of verified decoding holds
-        it, so the noisy blocks learn to draft from that history; `draft_rate` (see `mask_blocks`) then
-        gives them the window it drafts.
-        """
-        cfg = self.config
-        ids, masked = input_ids, self.mask_blocks(input_ids, block_size=block_size, maskable=maskable,
-                                                  generator=generator, suffix_rate=suffix_rate,
-                                                  draft_rate=draft_rate)
-        length = ids.shape[1]
-        pad = -length % block_size
-        if pad:
-            ids = F.pad(ids, (0, pad), value=cfg.pad_token_id)
-            masked = F.pad(masked, (0, pad), value=False)
-            length += pad
-        dev = ids.device
-
-        if block_size == 1:  # every prediction comes from the clean stream: plain next-token loss
-            hc, hn = self.model(ids, 1), None
-        else:
-            hc = self.model.embed_tokens(ids)
-            hn = self.model.embed_tokens(torch.where(masked, cfg.mask_token_id, ids))
-            cos, sin = self.model.rope(torch.arange(length, device=dev)[None], hc.dtype)
-            clean_mask, noisy_mask = _block_causal(length, block_size, dev, torch.is_inference_mode_enabled())
-            if causal_history:
-                clean_mask = _block_causal(length, 1, dev, torch.is_inference_mode_enabled())[0]
-            tables = (cos, sin, clean_mask, noisy_mask)
-            for layer in self.model.layers:
-                hc, hn = layer.forward_pair(hc, hn, block_size, tables, clean_block_size=1 if causal_history else None)
-            hc, hn = self.model.norm(hc), self.model.norm(hn)
-        # Position i is predicted from position i - 1: the clean previous block at a block start, the
-        # noisy current block elsewhere.
-        starts = (torch.arange(1, length, device=dev) % block_size == 0)[None, :, None]
-        source = hc[:, :-1] if hn is None else torch.where(starts, hc[:, :-1], hn[:, :-1])
-        target = masked[:, 1:]
-        if not bool(target.any()):
-            return self.lm_head(source[:, :1]).sum() * 0.0
-        logits = self.lm_head(source[target]).float()
-        return F.cross_entropy(logits, ids[:, 1:][target])
-
-
-__all__ = ["CheckpointError", "CloverCache", "CloverForBlockDiffusion", "CloverModel", "CloverPreTrainedModel"]
+__all__ = ["CheckpointError", "CloverForBlockDiffusion", "CloverModel", "CloverPreTrainedModel", "block_causal"]

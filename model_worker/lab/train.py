@@ -24,6 +24,7 @@ from model_worker.clover.prompt import build_prompt, page_target
 from model_worker.clover.tokenizer import DEFAULT_VOCAB_SIZE, load_tokenizer, special_ids, train_tokenizer
 from model_worker.config import REPO_ROOT, default_threads
 from model_worker.corpus import Page, load_pages
+from model_worker.lab.objective import block_diffusion_loss
 from model_worker.lab.tokenizer import tokenizer_texts
 
 STATE_FILE = "train_state.pt"
@@ -320,9 +321,9 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, pages: list[Page
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
         causal = causal_history_at(step, cfg, block_size)
-        loss = model.block_diffusion_loss(input_ids, block_size=block_size, maskable=maskable,
-                                          generator=generator, suffix_rate=cfg.suffix_mask_rate,
-                                          causal_history=causal, draft_rate=cfg.draft_mask_rate if causal else 0.0)
+        loss = block_diffusion_loss(model, input_ids, block_size=block_size, maskable=maskable,
+                                    generator=generator, suffix_rate=cfg.suffix_mask_rate,
+                                    causal_history=causal, draft_rate=cfg.draft_mask_rate if causal else 0.0)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)

@@ -3,6 +3,7 @@
 import torch
 
 from model_worker.clover import CloverConfig, CloverForBlockDiffusion
+from model_worker.lab.objective import block_diffusion_loss
 from model_worker.sampler import SamplerConfig, generate
 
 CYCLE = list(range(4, 20))
@@ -19,8 +20,8 @@ def test_a_tiny_model_learns_a_cycle_and_decodes_it_in_parallel_at_every_trained
         for step in range(180):
             starts = torch.randint(0, len(CYCLE), (8,), generator=g).tolist()
             ids = torch.tensor([[CYCLE[(s + i) % len(CYCLE)] for i in range(32)] for s in starts])
-            loss = model.block_diffusion_loss(ids, block_size=[1, 4, 8][step % 3],
-                                              maskable=torch.ones_like(ids, dtype=torch.bool), generator=g)
+            loss = block_diffusion_loss(model, ids, block_size=[1, 4, 8][step % 3],
+                                        maskable=torch.ones_like(ids, dtype=torch.bool), generator=g)
             opt.zero_grad()
             loss.backward()
             opt.step()

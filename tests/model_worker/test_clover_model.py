@@ -6,6 +6,7 @@ import torch.nn.functional as F
 
 from model_worker.clover import CloverConfig, CloverForBlockDiffusion
 from model_worker.clover.delta_rule import gated_delta_blocks, torch_recurrent_gated_delta_rule
+from model_worker.lab.objective import block_diffusion_loss, mask_blocks
 from tests.support.tiny_clover import tiny_model
 
 
@@ -103,8 +104,8 @@ def test_the_inference_fast_paths_compute_what_the_training_paths_compute(block_
 def drawn_masks(**rates) -> torch.Tensor:
     """`mask_blocks` over four rows of four 8-token blocks, all maskable, with fixed seeds: (4, 4, 8)."""
     ids = torch.randint(4, 64, (4, 32), generator=torch.Generator().manual_seed(8))
-    return tiny_model().mask_blocks(ids, block_size=8, maskable=torch.ones_like(ids, dtype=torch.bool),
-                                    generator=torch.Generator().manual_seed(9), **rates).view(4, 4, 8)
+    return mask_blocks(tiny_model(), ids, block_size=8, maskable=torch.ones_like(ids, dtype=torch.bool),
+                       generator=torch.Generator().manual_seed(9), **rates).view(4, 4, 8)
 
 
 def test_suffix_masking_masks_each_block_from_a_cut_to_its_end():
@@ -144,8 +145,8 @@ def test_the_training_loss_scores_a_noisy_block_exactly_as_inference_sees_it():
     ids = torch.randint(4, 64, (n, length), generator=torch.Generator().manual_seed(4))
     maskable = torch.zeros(n, length, dtype=torch.bool)
     maskable[:, 12:] = True  # only the last block can be noised: history stays clean
-    loss = model.block_diffusion_loss(ids, block_size=bs, maskable=maskable,
-                                      generator=torch.Generator().manual_seed(5))
+    loss = block_diffusion_loss(model, ids, block_size=bs, maskable=maskable,
+                                generator=torch.Generator().manual_seed(5))
 
     masked, noisy = replay_last_block_masks(model, ids, maskable, bs, seed=5)
     with torch.no_grad():
@@ -164,10 +165,10 @@ def test_with_causal_history_the_loss_scores_a_noisy_block_as_verified_decoding_
     ids = torch.randint(4, 64, (n, length), generator=torch.Generator().manual_seed(4))
     maskable = torch.zeros(n, length, dtype=torch.bool)
     maskable[:, 12:] = True
-    loss = model.block_diffusion_loss(ids, block_size=bs, maskable=maskable,
-                                      generator=torch.Generator().manual_seed(5), causal_history=True)
-    plain = model.block_diffusion_loss(ids, block_size=bs, maskable=maskable,
-                                       generator=torch.Generator().manual_seed(5))
+    loss = block_diffusion_loss(model, ids, block_size=bs, maskable=maskable,
+                                generator=torch.Generator().manual_seed(5), causal_history=True)
+    plain = block_diffusion_loss(model, ids, block_size=bs, maskable=maskable,
+                                 generator=torch.Generator().manual_seed(5))
 
     masked, noisy = replay_last_block_masks(model, ids, maskable, bs, seed=5)
     with torch.inference_mode():
@@ -191,12 +192,12 @@ def test_the_loss_masks_at_least_one_position_per_block_never_padding_and_trains
     ids = torch.randint(4, 64, (3, 20), generator=torch.Generator().manual_seed(6))
     ids[2, 10:] = model.config.pad_token_id
     maskable = torch.ones_like(ids, dtype=torch.bool)
-    masked = model.mask_blocks(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(7))
+    masked = mask_blocks(model, ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(7))
     assert not masked[2, 10:].any() and not masked[:, 0].any()
     per_block = torch.nn.functional.pad(masked, (0, 4)).view(3, 3, 8).any(-1)
     assert per_block[:2].all() and per_block[2, :2].all() and not per_block[2, 2]
-    a = model.block_diffusion_loss(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(7))
-    b = model.block_diffusion_loss(ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(7))
+    a = block_diffusion_loss(model, ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(7))
+    b = block_diffusion_loss(model, ids, block_size=8, maskable=maskable, generator=torch.Generator().manual_seed(7))
     assert torch.equal(a, b)
     a.backward()
     gdn = model.model.layers[0].linear_attn
@@ -204,7 +205,7 @@ def test_the_loss_masks_at_least_one_position_per_block_never_padding_and_trains
         assert p.grad is not None and p.grad.abs().sum() > 0
 
     fresh = CloverForBlockDiffusion(CloverConfig.preset("tiny"))  # gates at zero still learn
-    fresh.block_diffusion_loss(ids, block_size=8, maskable=maskable).backward()
+    block_diffusion_loss(fresh, ids, block_size=8, maskable=maskable).backward()
     gdn = fresh.model.layers[0].linear_attn
     assert gdn.joint_gate.grad.abs().sum() > 0 and gdn.conv_right.grad.abs().sum() > 0
 
@@ -212,7 +213,7 @@ def test_the_loss_masks_at_least_one_position_per_block_never_padding_and_trains
 def test_an_all_padding_batch_gives_a_zero_loss_that_still_backpropagates():
     model = tiny_model()
     ids = torch.zeros(2, 8, dtype=torch.long)
-    loss = model.block_diffusion_loss(ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
+    loss = block_diffusion_loss(model, ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
     loss.backward()
     assert loss.item() == 0.0
 
@@ -223,7 +224,7 @@ def test_training_still_works_after_decoding_in_inference_mode():
     model = tiny_model()
     generate(model, [[5, 6, 7, 8, 9]], SamplerConfig(block_size=4, max_new_tokens=8))
     ids = torch.randint(4, 64, (2, 16), generator=torch.Generator().manual_seed(8))
-    loss = model.block_diffusion_loss(ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
+    loss = block_diffusion_loss(model, ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
     loss.backward()
     assert model.lm_head.weight.grad is not None
 

@@ -4,6 +4,7 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
 from model_worker.clover import CloverConfig, CloverForBlockDiffusion
+from model_worker.lab.objective import block_diffusion_loss
 from model_worker.sampler import SamplerConfig, generate
 
 
@@ -11,7 +12,7 @@ def test_a_tiny_model_saves_reloads_with_auto_classes_and_decodes_the_same(tmp_p
     torch.manual_seed(0)
     model = CloverForBlockDiffusion(CloverConfig.preset("tiny"))
     ids = torch.randint(4, 64, (2, 24))
-    loss = model.block_diffusion_loss(ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
+    loss = block_diffusion_loss(model, ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool))
     loss.backward()
     assert torch.isfinite(loss)
 
@@ -34,6 +35,6 @@ def test_the_mixture_of_experts_option_trains_and_decodes_blocks():
                                                         shared_expert_intermediate_size=16))
     assert hasattr(model.model.layers[0].mlp, "experts")
     ids = torch.randint(4, 64, (2, 16))
-    model.block_diffusion_loss(ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool)).backward()
+    block_diffusion_loss(model, ids, block_size=4, maskable=torch.ones_like(ids, dtype=torch.bool)).backward()
     out = generate(model.eval(), [[5, 6, 7]], SamplerConfig(block_size=4, max_new_tokens=9))[0]
     assert 0 < len(out.tokens) <= 9 and 3 not in out.tokens

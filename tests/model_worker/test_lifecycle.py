@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from model_worker.contract import lifecycle
-from model_worker.worker.tasks import Claim
+from model_worker.worker.claim import Claim
 
 
 def state(r, generation_id="g") -> lifecycle.State:

@@ -12,8 +12,9 @@ import pytest
 
 from model_worker.backends.base import PageResult
 from model_worker.contract import lifecycle, stream
+from model_worker.contract.events import Commit, Queued
 from model_worker.contract.pages import PageRequest
-from model_worker.worker import tasks
+from model_worker.worker import claim, stream_sink, tasks, warm
 from model_worker.worker.run import run_page
 from tests.support.denoiser import DeterministicDenoiser, page_for
 from tests.support.net import ROOT, TEST_BACKEND
@@ -36,9 +37,9 @@ class ListSink:
 @pytest.fixture
 def test_backend(monkeypatch):
     monkeypatch.setenv("MODEL_BACKEND", TEST_BACKEND)
-    tasks.backend.cache_clear()
+    warm.backend.cache_clear()
     yield
-    tasks.backend.cache_clear()
+    warm.backend.cache_clear()
 
 
 @pytest.fixture
@@ -70,7 +71,7 @@ def test_an_empty_page_is_a_failure_not_a_version():
 
 
 def test_the_stream_sink_writes_each_commit_with_the_exact_token_count_so_far(redis_db):
-    sink = tasks.StreamSink(redis_db, "g")
+    sink = stream_sink.StreamSink(redis_db, "g")
     assert not sink.should_stop()
     sink.on_draft(0, ["a", None, None])
     sink.on_commit(0, "abc", 3)
@@ -83,7 +84,7 @@ def test_the_stream_sink_writes_each_commit_with_the_exact_token_count_so_far(re
 
 
 def test_blocks_stream_while_the_loop_runs_and_a_cancel_is_seen_within_a_few_write_intervals(redis_db):
-    sink = tasks.StreamSink(redis_db, "g")
+    sink = stream_sink.StreamSink(redis_db, "g")
     assert not sink.should_stop()  # the first question asks Redis before the model runs
     for block in range(50):
         sink.on_commit(block, f"<{block}>", 1)  # far quicker than a screen needs: written in batches
@@ -102,7 +103,7 @@ def test_blocks_stream_while_the_loop_runs_and_a_cancel_is_seen_within_a_few_wri
 def test_a_write_that_fails_in_the_background_is_raised_to_the_decoding_loop(redis_db, monkeypatch):
     import redis
 
-    sink = tasks.StreamSink(redis_db, "g")
+    sink = stream_sink.StreamSink(redis_db, "g")
     assert not sink.should_stop()
 
     def away(*args, **kwargs):
@@ -146,11 +147,11 @@ def test_a_generation_cancelled_while_queued_never_reaches_the_model(redis_db, t
 def test_a_missing_checkpoint_is_reported_and_the_worker_keeps_going(redis_db, monkeypatch, tmp_path, handoffs):
     monkeypatch.setenv("MODEL_BACKEND", "model_worker.backends.clover:CloverBackend")
     monkeypatch.setenv("MODEL_PATH", str(tmp_path / "no-such-checkpoint"))
-    tasks.backend.cache_clear()
+    warm.backend.cache_clear()
     try:
         assert tasks.generate_page("gen-3", {"question": "What is sound?"}) == "failed"
     finally:
-        tasks.backend.cache_clear()
+        warm.backend.cache_clear()
     [(_, _, outcome, _)] = handoffs
     assert outcome["error_code"] == "model_unavailable"
     assert str(tmp_path / "no-such-checkpoint") in outcome["error_message"]
@@ -174,11 +175,11 @@ def test_an_unknown_backend_or_a_folder_that_is_no_model_fails_the_generation_cl
         redis_db, monkeypatch, handoffs, env, words):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    tasks.backend.cache_clear()
+    warm.backend.cache_clear()
     try:
         assert tasks.generate_page("gen-15", {"question": "What is sound?"}) == "failed"
     finally:
-        tasks.backend.cache_clear()
+        warm.backend.cache_clear()
     [(_, _, outcome, _)] = handoffs
     assert outcome["error_code"] == "model_unavailable" and words in outcome["error_message"]
 
@@ -189,11 +190,11 @@ def test_a_model_server_that_is_down_fails_the_generation_as_unavailable(redis_d
     monkeypatch.setenv("MODEL_BACKEND", "openai")
     monkeypatch.setenv("MODEL_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
     monkeypatch.setenv("MODEL_NAME", "page-model")
-    tasks.backend.cache_clear()
+    warm.backend.cache_clear()
     try:
         assert tasks.generate_page("gen-16", {"question": "What is sound?"}) == "failed"
     finally:
-        tasks.backend.cache_clear()
+        warm.backend.cache_clear()
     [(_, _, outcome, _)] = handoffs
     assert outcome["error_code"] == "model_unavailable" and "cannot be reached" in outcome["error_message"]
     assert lifecycle.State.of(lifecycle.state(redis_db, "gen-16")).claim == "finished"  # never stuck
@@ -202,7 +203,7 @@ def test_a_model_server_that_is_down_fails_the_generation_as_unavailable(redis_d
 def test_a_redelivery_while_the_dead_workers_claim_holds_waits_for_it_to_lapse(redis_db, test_backend, handoffs):
     from celery.exceptions import Retry
 
-    stream.append(redis_db, "gen-5", "queued", position=0)
+    stream.append(redis_db, "gen-5", Queued(thread="t", position=0))
     lifecycle.claim(redis_db, "gen-5", "a-worker-that-died")
     with pytest.raises(Retry):
         tasks.generate_page("gen-5", {"question": "What is sound?"})
@@ -211,7 +212,7 @@ def test_a_redelivery_while_the_dead_workers_claim_holds_waits_for_it_to_lapse(r
 
 def test_a_redelivery_after_the_claim_lapsed_writes_the_page_again_from_the_start(redis_db, test_backend, handoffs):
     lifecycle.claim(redis_db, "gen-6", "a-worker-that-died", ttl_s=1)
-    stream.append(redis_db, "gen-6", "commit", block=0, text="<!doc")
+    stream.append(redis_db, "gen-6", Commit(block=0, text="<!doc"))
     time.sleep(1.2)
     assert tasks.generate_page("gen-6", {"question": "What is sound?"}) == "done"
     streamed = stream.decode(stream.since(redis_db, "gen-6"))
@@ -262,5 +263,5 @@ def test_a_claim_another_thread_of_this_process_holds_is_not_taken_back(redis_db
 
     token = f"{socket.gethostname()}:{os.getpid()}:busy"  # a page this worker is writing on another thread
     lifecycle.claim(redis_db, "gen-11", token)
-    with tasks.Claim(redis_db, "gen-11", token), pytest.raises(Retry):
+    with claim.Claim(redis_db, "gen-11", token), pytest.raises(Retry):
         tasks.generate_page("gen-11", {"question": "What is sound?"})
