@@ -73,8 +73,21 @@ def _use_redis(url: str) -> None:
     settings.CACHES = caches(url)
 
 
+def _own_test_database() -> None:
+    """A test database of this session's own: two test sessions on one machine (a developer's and an editor's,
+    say) would otherwise create, fill and drop the same one under each other. Workers the tests start are
+    handed its name (`database_url`)."""
+    db = settings.DATABASES["default"]
+    test = db.setdefault("TEST", {})
+    if db["ENGINE"].endswith("sqlite3"):
+        test["NAME"] = str(Path(test.get("NAME") or db["NAME"]).with_name(f"test-db-{os.getpid()}.sqlite3"))
+    else:
+        test["NAME"] = f"test_{db['NAME']}_{os.getpid()}"
+
+
 def pytest_configure(config):
     _use_redis(_ensure_redis())
+    _own_test_database()
     if not settings.REDIS_URL.rstrip("/").endswith("/15"):
         raise RuntimeError(f"tests flush Redis; they only use database 15, not {settings.REDIS_URL}")
 
