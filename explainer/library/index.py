@@ -135,9 +135,11 @@ class _Field:
 class LibraryIndex:
     """BM25 over every page's fields; `scores()` ranks the topics for a question."""
 
-    def __init__(self, pages: Iterable[LibraryPage], recipe: IndexRecipe = DEFAULT_RECIPE):
+    def __init__(self, pages: Iterable[LibraryPage], recipe: IndexRecipe = DEFAULT_RECIPE, *, encoder=None):
+        """`encoder`: the sentence encoder of the semantic share (default: the process's, which keeps every text)."""
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import: a line per build
         self.recipe = recipe
+        self._encoder = encoder
         self.pages = tuple(pages)
         if not self.pages:
             raise EmptyLibrary("the library has no pages")
@@ -174,7 +176,8 @@ class LibraryIndex:
             from explainer.library.outside import outside_questions
             from explainer.library.semantic import SemanticField
 
-            self._semantic = SemanticField(self.pages, outside=outside_questions() if recipe.outside_penalty else ())
+            self._semantic = SemanticField(self.pages, encoder,
+                                           outside=outside_questions() if recipe.outside_penalty else ())
 
     def __len__(self) -> int:
         return len(self.pages)
@@ -184,7 +187,7 @@ class LibraryIndex:
         merged = dict(self.by_slug)
         for page in pages:
             merged[page.slug] = page
-        return LibraryIndex(merged.values(), self.recipe)
+        return LibraryIndex(merged.values(), self.recipe, encoder=self._encoder)
 
     def scores(self, question: str) -> list[TopicScore]:
         """Every topic with its score for the question, best first (ties by topic name)."""

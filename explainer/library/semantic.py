@@ -55,6 +55,24 @@ class SentenceEncoder:
         with self._lock:
             return self._model.encode([question])[0]
 
+    def encode_unkept(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), 512) float32 for texts seen once (a written page's own parts and steps), not kept."""
+        with self._lock:
+            return self._model.encode(texts) if texts else np.zeros((0, 512), np.float32)
+
+
+class UnkeptEncoder:
+    """The process's encoder for an index of texts that come and go: it keeps none of them."""
+
+    def __init__(self, encoder: SentenceEncoder | None = None):
+        self._encoder = encoder or sentence_encoder()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self._encoder.encode_unkept(texts)
+
+    def encode_question(self, question: str) -> np.ndarray:
+        return self._encoder.encode_question(question)
+
 
 _encoder: SentenceEncoder | None = None
 _encoder_lock = threading.Lock()
