@@ -7,7 +7,9 @@ import os
 from celery import Celery
 from celery.signals import after_setup_logger
 
+from model_worker.contract import logs
 from model_worker.contract.queues import TASK_ROUTES
+from model_worker.contract.workers import Heartbeat
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "explainer.settings.dev")
 
@@ -16,6 +18,10 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_routes = TASK_ROUTES
 # explainer.tasks (finish_generation, reap_generations) and explainer.render_check.tasks (render_check).
 app.autodiscover_tasks(["explainer", "explainer.render_check"])
+# Readiness (/readyz) counts the workers of each queue by their heartbeat in Redis.
+app.steps["consumer"].add(Heartbeat)
+# LOG_FORMAT=json, and a finish's lines name its generation (a render check names it in its service).
+logs.celery_logging(frozenset({"explainer.finish_generation"}))
 
 
 class QuietReaper(logging.Filter):

@@ -14,6 +14,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
+from explainer import metrics
 from explainer.selectors.classes import learner_from_session
 from explainer.selectors.generation import generation_for_session, thread_for_session
 from explainer.services.asking import generation_create
@@ -22,7 +23,7 @@ from explainer.services.learner_messages import UNAVAILABLE, UNKNOWN_THREAD
 from explainer.services.rate_limits import Client, session_client_id
 from explainer.services.rejection import GenerationRejected
 from explainer.services.review import class_group, thread_group
-from model_worker.contract import stream
+from model_worker.contract import logs, stream
 from model_worker.contract.connection import async_options
 from model_worker.contract.events import Done, Error, Event, Fixing, Hello, Topic, Watching, from_wire
 
@@ -47,11 +48,16 @@ class ExplainConsumer(AsyncWebsocketConsumer):
         self.session_key, self.learner, client_id = await _session_identity(self.scope)
         self.client = Client(session_key=self.session_key, client_id=client_id, ip=(self.scope.get("client") or [None])[0])
         await self.accept()
+        metrics.socket_opened()
+        self.counted = True
         await self.send_local(Hello(protocol=PROTOCOL_VERSION))
         if self.learner is not None:
             await self._join(class_group(self.learner.classroom_id))
 
     async def disconnect(self, code):
+        if getattr(self, "counted", False):
+            metrics.socket_closed()
+            self.counted = False
         watchers = list(getattr(self, "watchers", {}).values())
         for task in watchers:
             task.cancel()
@@ -209,6 +215,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
 
         The reaper (not this socket) decides when a worker is lost; its `error` arrives here as an
         event. While Redis is away the view waits and reads on from `after` once it is back."""
+        logs.about(generation_id)  # this task runs in a context of its own: its lines name the generation
         loop = asyncio.get_running_loop()
         qa_deadline = None
         joined = False

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
+from explainer import metrics
 from explainer.library.router import AnswerPlan
 from explainer.library.text import (
     asked_language,
@@ -94,6 +95,7 @@ def generation_create(
         counted = rate_limits.question_count(client=client or rate_limits.Client(session_key=session_key),
                                              learner=learner)
     except rate_limits.RateLimited as exc:
+        metrics.rate_limit_refused(code=exc.code)
         raise GenerationRejected(exc.code, exc.message) from None
     except rate_limits.LimitsUnavailable:
         raise GenerationRejected("unavailable", say.UNAVAILABLE) from None
@@ -123,6 +125,8 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
     pinned = verdict.topic_exemplar if kind == "ask" else None
     plan = _plan(question=question, lang=lang, features=features, thread=thread,
                  picked=picked if kind == "ask" else None, exemplar=pinned, classroom=classroom)
+    if kind == Generation.Kind.ASK:
+        metrics.router_decided(decision=_decision(plan))
     topic = topic_event(plan)
     stored = library_page_html(slug=plan.topic, classroom=classroom) if plan.from_library else None
     if stored is not None and kind == Generation.Kind.FOLLOW_UP and _reading(thread, stored):
@@ -157,6 +161,14 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
                                topic_note=verdict.topic_note)
             transaction.on_commit(lambda: generation_enqueue(generation, request, topic=topic))
     return generation
+
+
+def _decision(plan: AnswerPlan) -> str:
+    """What the router made of a question, as the metrics count it; `open`: no library topic, written by an
+    open-domain backend all the same."""
+    if plan.refuse:
+        return "unsure" if plan.unsure else "refused"
+    return "routed" if plan.topic else "open"
 
 
 def _request(*, question: str, plan: AnswerPlan, thread: Thread, features: BackendCapabilities,

@@ -7,12 +7,13 @@ import logging
 from django.conf import settings
 from django.utils import timezone
 
+from explainer import metrics
 from explainer.models import Generation
 from explainer.selectors.generation import generation_queue_position, generations_waiting_after
 from explainer.services.learner_messages import UNAVAILABLE
 from explainer.services.rejection import GenerationRejected
 from explainer.services.streams import event_append, redis_client
-from model_worker.contract import handle
+from model_worker.contract import handle, logs
 from model_worker.contract.events import Queued, Topic
 from model_worker.contract.pages import PageRequest
 from model_worker.contract.queues import GPU_QUEUE, PAGE_PRIORITY
@@ -26,6 +27,11 @@ def queued_event(generation: Generation, position: int) -> Queued:
 
 def generation_enqueue(generation: Generation, request: PageRequest, *, topic: Topic | None = None) -> None:
     """Send a generation's request to the GPU queue, announcing it as `queued` (then its `topic`)."""
+    with logs.generation(generation.pk):
+        _enqueue(generation, request, topic)
+
+
+def _enqueue(generation: Generation, request: PageRequest, topic: Topic | None) -> None:
     try:
         position = generation_queue_position(generation=generation)
         event_append(generation_id=generation.pk, event=queued_event(generation, position))
@@ -34,10 +40,11 @@ def generation_enqueue(generation: Generation, request: PageRequest, *, topic: T
         generation_send(str(generation.pk), request)
     except Exception as exc:  # Redis or the broker is away: nothing will run it, so say so now
         log.exception("could not queue generation %s", generation.pk)
-        Generation.objects.filter(pk=generation.pk, status=Generation.Status.QUEUED).update(
+        if Generation.objects.filter(pk=generation.pk, status=Generation.Status.QUEUED).update(
             status=Generation.Status.FAILED, error_code="unavailable", error_message=UNAVAILABLE,
             finished_at=timezone.now(),
-        )
+        ):
+            metrics.generation_ended(outcome="failed", error_code="unavailable")
         raise GenerationRejected("unavailable", UNAVAILABLE) from exc
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from explainer import metrics
 from explainer.models import Generation, PageVersion
 from explainer.selectors.generation import page_url, thread_current_page
 from explainer.services import learner_messages
@@ -38,6 +39,7 @@ def generation_answer_stored(generation: Generation, html: str, stats: dict, top
     generation.stats = stats
     generation.save(update_fields=["status", "started_at", "finished_at", "stats"])
     page = page_version_add(generation=generation, html=html)
+    transaction.on_commit(lambda: metrics.generation_ended(outcome="stored"))
 
     def announce():
         event_append(generation_id=generation.pk, event=queued_event(generation, 0))
@@ -67,6 +69,7 @@ def generation_finish(*, generation_id, outcome: PageOutcome) -> Generation:
         generation.finished_at = timezone.now()
         if outcome.status == "done" and outcome.html.strip():
             generation.status = Generation.Status.DONE
+            transaction.on_commit(lambda: _count_page(generation))
             same = _unchanged_revision(generation, outcome.html)
             if same is not None:
                 # The model wrote the page the learner has: no new version, and the learner is told so.
@@ -86,6 +89,13 @@ def generation_finish(*, generation_id, outcome: PageOutcome) -> Generation:
             generation.error_code = (outcome.error_code or "generation_failed")[:40]
             generation.error_message = outcome.error_message or learner_messages.NOT_WRITTEN
         generation.save()
+        transaction.on_commit(lambda: metrics.generation_ended(
+            outcome=generation.status, error_code=generation.error_code if generation.status == "failed" else ""))
         error = Error(code=generation.error_code, message=generation.error_message)
         transaction.on_commit(lambda: event_append(generation_id=generation.pk, event=error))
     return generation
+
+
+def _count_page(generation: Generation) -> None:
+    metrics.page_written(created_at=generation.created_at, finished_at=generation.finished_at,
+                         stats=generation.stats or {})

@@ -28,7 +28,7 @@ from explainer.services.dispatch import generation_send
 from explainer.services.finishing import generation_finish
 from explainer.services.learner_messages import QUEUE_LOST, REQUEUED, WORKER_LOST
 from explainer.services.streams import event_append, redis_client
-from model_worker.contract import handle, lifecycle
+from model_worker.contract import handle, lifecycle, logs
 from model_worker.contract.events import Queued
 from model_worker.contract.pages import PageOutcome
 from model_worker.contract.queues import REDELIVERY_PRIORITY
@@ -72,7 +72,8 @@ def generations_reap(*, now: float | None = None, limit: int = 500) -> dict[str,
             state = handle.claim_state(r, generation_id)
             verdict = reap_verdict(state, now)
             if verdict != "wait":
-                acted[generation_id] = _act(r, generation_id, verdict, state)
+                with logs.generation(generation_id):
+                    acted[generation_id] = _act(r, generation_id, verdict, state)
         return acted
     finally:
         handle.reaper_turn_end(r)

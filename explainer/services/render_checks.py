@@ -8,12 +8,14 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from explainer import metrics
 from explainer.models import PageVersion, RenderCheck
 from explainer.pages.links import thumbnail_link
 from explainer.render_check import check_html
 from explainer.render_check.report import RenderReport
 from explainer.services.repairs import repair_plan, repair_queue
 from explainer.services.streams import event_append
+from model_worker.contract import logs
 from model_worker.contract.events import Qa
 from model_worker.contract.queues import QA_QUEUE
 
@@ -37,8 +39,9 @@ def render_check_run(*, page_id: int) -> RenderCheck:
     check, ours = _render_check_start(page_id=page_id)
     if not ours:
         return check  # a duplicate delivery: another run owns this check or just finished it
-    report = check_html(check.page.html)
-    return render_check_record(check=check, report=report)
+    with logs.generation(check.page.generation_id):
+        report = check_html(check.page.html)
+        return render_check_record(check=check, report=report)
 
 
 def _render_check_start(*, page_id: int) -> tuple[RenderCheck, bool]:
@@ -74,6 +77,8 @@ def render_check_record(*, check: RenderCheck, report: RenderReport) -> RenderCh
         check.save(update_fields=["status", "report", "thumbnail", "finished_at"])
         # A repair announces itself (`fixing`) before the `qa` that ends the failed page's stream.
         repair = repair_queue(plan) if plan is not None else None
+        transaction.on_commit(lambda: metrics.render_check_ended(
+            status=check.status, seconds=(check.finished_at - check.created_at).total_seconds()))
         transaction.on_commit(lambda: _announce(check, report, repair))
     return check
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
+from explainer import metrics
 from explainer.models import Generation, PageVersion, RenderCheck
 from explainer.render_check.report import RenderReport
 from explainer.selectors.answer_plan import NoPlan, thread_answer_plan
@@ -96,5 +97,6 @@ def repair_queue(plan: RepairPlan) -> Generation:
             except Exception:  # noqa: BLE001 - Redis is away: the row says failed all the same
                 log.exception("could not announce that repair %s failed", repair.pk)
 
+    transaction.on_commit(metrics.repair_queued)
     transaction.on_commit(announce_and_queue)
     return repair

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from model_worker.contract import logs
 from model_worker.contract.connection import async_options, sync_options
 
 from . import env
@@ -29,10 +30,14 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "axes",
+    "django_prometheus",
     "explainer",
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz and /metrics, before anything checks the host, redirects or counts (explainer/probes.py).
+    "explainer.probes.ProbeMiddleware",
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -40,6 +45,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Before axes, so a locked-out sign-in is counted with the 429 axes answers.
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: answers a locked-out login with 429
 ]
 
@@ -145,12 +152,22 @@ MEDIA_ROOT = VAR_DIR / "media"
 LOGIN_URL = "/teacher/login/"
 LOGIN_REDIRECT_URL = "/teacher/"
 
+# `json`: one JSON object a line, with the generation's id on every line about one (docs/deploy.md, Logs).
+LOG_FORMAT = env.env_choice("LOG_FORMAT", "text", logs.FORMATS)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"generation": {"()": logs.GenerationFilter}},
+    "formatters": {"line": {"()": logs.formatter_factory(LOG_FORMAT)}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "line", "filters": ["generation"]}},
     "root": {"handlers": ["console"], "level": env.env_str("LOG_LEVEL", "INFO")},
 }
+
+# The operator's endpoints (explainer/probes.py): /metrics answers these addresses, or a request carrying
+# METRICS_TOKEN as a bearer token; production serves it to none unless told (settings/prod.py).
+METRICS_ALLOWED_NETWORKS = env.env_networks("METRICS_ALLOWED_NETWORKS", ["127.0.0.1", "::1"])
+METRICS_TOKEN = env.env_str("METRICS_TOKEN", "")
+PROMETHEUS_EXPORT_MIGRATIONS = False  # django-prometheus would query the database as every process starts
 
 # Product limits.
 QUESTION_MAX_CHARS = env.env_int("QUESTION_MAX_CHARS", 500, minimum=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -50,6 +51,24 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """Addresses or networks (`10.0.0.0/8`, `::1`), comma-separated; an empty value names none."""
+    networks = env_list(name, default)
+    for net in networks:
+        try:
+            ipaddress.ip_network(net, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {net!r} is not an address or network like 10.0.0.0/8") from None
+    return networks
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = env_str(name, default).strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={value!r} must be one of {', '.join(choices)}")
+    return value
+
+
 def database_from_url(url: str) -> dict:
     """Django DATABASES entry for a postgres:// or sqlite:/// URL."""
     parsed = urlparse(url)
@@ -57,7 +76,7 @@ def database_from_url(url: str) -> dict:
         if not parsed.path.strip("/"):
             raise ImproperlyConfigured(f"DATABASE_URL {url!r} names no database")
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            "ENGINE": "django_prometheus.db.backends.postgresql",  # Django's, counting queries
             "NAME": unquote(parsed.path.lstrip("/")),
             "USER": unquote(parsed.username or ""),
             "PASSWORD": unquote(parsed.password or ""),
@@ -72,7 +91,7 @@ def database_from_url(url: str) -> dict:
         # The web server and the qa worker write the same file: wait for the lock rather than fail,
         # and take it when a transaction starts so two writers never deadlock on an upgrade.
         return {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": "django_prometheus.db.backends.sqlite3",  # Django's, counting queries
             "NAME": path,
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
         }

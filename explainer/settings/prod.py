@@ -33,5 +33,7 @@ if env.env_bool("BEHIND_TLS_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# /metrics is served to no address unless the operator names the scraper's (or sets METRICS_TOKEN).
+METRICS_ALLOWED_NETWORKS = env.env_networks("METRICS_ALLOWED_NETWORKS", [])
 # The app's own pages get a Content-Security-Policy (generated pages keep their own, stricter one).
 MIDDLEWARE = [*MIDDLEWARE, "explainer.security.ContentSecurityPolicyMiddleware"]

@@ -18,3 +18,23 @@ TASK_ROUTES = {
     "model_worker.*": {"queue": GPU_QUEUE},
     "explainer.*": {"queue": QA_QUEUE},
 }
+
+# Celery's Redis transport keeps each priority step of a queue in a list of its own: the queue's own name
+# for step 0, `<name>\x06\x16<step>` for the others (kombu's separator and its default steps).
+PRIORITY_STEPS = (0, 3, 6, 9)
+_STEP_SEPARATOR = "\x06\x16"
+
+
+def queue_lists(queue: str) -> list[str]:
+    """The Redis lists that hold a queue's waiting messages, one per priority step."""
+    return [queue if step == 0 else f"{queue}{_STEP_SEPARATOR}{step}" for step in PRIORITY_STEPS]
+
+
+def depths(r, queues=(GPU_QUEUE, FINISH_QUEUE, QA_QUEUE)) -> dict[str, int]:
+    """How many messages wait on each queue (taken by no worker yet), in one round trip."""
+    pipe = r.pipeline(transaction=False)
+    for queue in queues:
+        for name in queue_lists(queue):
+            pipe.llen(name)
+    lengths = iter(pipe.execute())
+    return {queue: sum(next(lengths) for _ in PRIORITY_STEPS) for queue in queues}

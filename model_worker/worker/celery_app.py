@@ -6,7 +6,9 @@ import os
 
 from celery import Celery
 
+from model_worker.contract import logs
 from model_worker.contract.queues import TASK_ROUTES
+from model_worker.contract.workers import Heartbeat
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -23,3 +25,7 @@ app.conf.update(
     broker_connection_retry_on_startup=True,
     worker_hijack_root_logger=False,
 )
+# Readiness (/readyz) counts the workers of each queue by their heartbeat in Redis.
+app.steps["consumer"].add(Heartbeat)
+# LOG_FORMAT=json, and each page's lines name its generation.
+logs.celery_logging(frozenset({"model_worker.generate_page"}))

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_postgres_url_becomes_a_postgresql_database_entry():
     db = env.database_from_url("postgres://alice:s%40cret@db.example.org:5433/explainer")
-    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert db["ENGINE"] == "django_prometheus.db.backends.postgresql"
     assert (db["NAME"], db["USER"], db["PASSWORD"], db["HOST"], db["PORT"]) == (
         "explainer", "alice", "s@cret", "db.example.org", "5433"
     )
