@@ -78,7 +78,10 @@ def _topic_event(thread, first) -> dict | None:
         return None
     if plan.route.page is None:
         return None
-    return replace(topic_event(plan), score=None, nearest=()).to_wire()
+    # A thread whose first page was the library's own (a lesson opened from /library/, a page the backend
+    # could not write) says so, whatever the backend could write now.
+    source = "library" if (first.stats or {}).get("source") == "library" else plan.source
+    return replace(topic_event(plan), score=None, nearest=(), source=source).to_wire()
 
 
 @require_safe

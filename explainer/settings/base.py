@@ -177,6 +177,9 @@ ORPHAN_GRACE_S = env.env_int("ORPHAN_GRACE_S", 10, minimum=0)
 
 # The library the router matches questions against: the exemplar corpus (its pages/ folder of records).
 LIBRARY_DIR = Path(env.env_str("LIBRARY_DIR", str(BASE_DIR / "model_worker" / "corpus")))
+# The library's thumbnails (`manage.py library_thumbnails` pictures each page once): /library/ shows a
+# placeholder for a page not pictured yet.
+LIBRARY_THUMBNAILS_DIR = Path(env.env_str("LIBRARY_THUMBNAILS_DIR", str(VAR_DIR / "library-thumbnails")))
 
 # Rate limits (docs/reliability.md). Questions: counted in Redis per window, atomically.
 ANON_QUESTIONS_PER_SESSION_HOUR = env.env_int("ANON_QUESTIONS_PER_SESSION_HOUR", 20, minimum=0)
