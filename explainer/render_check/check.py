@@ -16,6 +16,7 @@ from playwright.async_api import Error as PlaywrightError
 from explainer.pages.policy import origin_of
 
 from . import judges, probe
+from .accessibility import judge_accessibility
 from .capture import CanvasUnreadable, picture
 from .pool import BrowserGone, CheckTimedOut, get_pool
 from .quiz import judge_quiz
@@ -181,6 +182,10 @@ async def _run_checks(page, images, html: str, report: RenderReport, options: Ch
 
     await judges.judge_overflow(page, box, report, options)
     report.timings["overflow_s"] = time.monotonic() - t0
+
+    await page.clock.resume()  # axe-core waits on timers of its own
+    await judge_accessibility(page, report)
+    report.timings["accessibility_s"] = time.monotonic() - t0
 
     report.thumbnail = await images.thumbnail(shot.png, options.thumbnail_width)
     await judges.collect_page_state(page, report)

@@ -3,10 +3,13 @@ for the GPU worker, or answered at once with a stored page) or a refusal the lea
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.conf import settings
 from django.db import transaction
 
 from explainer import metrics
+from explainer.library.class_topics import topic_id_of
 from explainer.library.router import AnswerPlan
 from explainer.library.text import (
     asked_language,
@@ -21,6 +24,7 @@ from explainer.selectors.backend import backend_features
 from explainer.selectors.exemplars import exemplar_html
 from explainer.selectors.generation import thread_current_page, thread_for_session
 from explainer.selectors.library import library_page_html
+from explainer.selectors.page_state import OnPage, follow_up_on_page
 from explainer.selectors.review import featured_page_for
 from explainer.services import learner_messages as say
 from explainer.services import moderation, rate_limits
@@ -28,6 +32,7 @@ from explainer.services.dispatch import generation_enqueue
 from explainer.services.finishing import generation_answer_stored
 from explainer.services.rejection import GenerationRejected
 from explainer.services.topic_requests import topic_request_record
+from model_worker.contract.events import TopicRef
 from model_worker.contract.pages import LANGS, BackendCapabilities, PageRequest
 
 
@@ -114,9 +119,16 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
     classroom = learner.classroom if learner else None
     kind = Generation.Kind.FOLLOW_UP if thread else Generation.Kind.ASK
     # Moderation records what it stops or flags; those rows are meant to stay even when it says no.
-    verdict = moderation.question_check(classroom=classroom, learner=learner, question=question, lang=lang, kind=kind)
+    # A class topic the learner picked from an unsure refusal is moderation's to decide; the router routes the words.
+    class_pick = picked if picked is not None and topic_id_of(picked) is not None else None
+    verdict = moderation.question_check(classroom=classroom, learner=learner, question=question, lang=lang, kind=kind,
+                                        picked_topic=class_pick)
     if not verdict.allowed:
-        raise GenerationRejected(verdict.code, verdict.message)
+        offered = tuple(TopicRef(slug=o.slug, title=o.title) for o in verdict.nearest)
+        raise GenerationRejected(verdict.code, verdict.message, nearest=offered or None,
+                                 unsure=verdict.unsure if offered else None)
+    if class_pick is not None:
+        picked = None
     if thread is not None and thread.pages.exists() and not thread.pages.filter(hidden=False).exists():
         # Every version was hidden by a teacher: a revision would bring the hidden page back.
         raise GenerationRejected("cannot_revise", say.in_lang(say.PAGE_HIDDEN, lang), refund=True)
@@ -128,11 +140,16 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
     if kind == Generation.Kind.ASK:
         metrics.router_decided(decision=_decision(plan))
     topic = topic_event(plan)
+    on_page = follow_up_on_page(thread=thread, question=question, lang=lang) if thread is not None else None
+    if on_page is not None:  # the page itself answers, whatever the backend: it opens in that state
+        return _answer_on_page(on_page, question=question, lang=lang, learner=learner, classroom=classroom,
+                               topic=topic)
     stored = library_page_html(slug=plan.topic, classroom=classroom) if plan.from_library else None
     if stored is not None and kind == Generation.Kind.FOLLOW_UP and _reading(thread, stored):
-        # The thread keeps its topic, so the answer would be the page the learner is already reading. (In
-        # the other language the stored page is a new version: the same lesson in the asked language.)
-        raise GenerationRejected("cannot_revise", say.in_lang(say.CANNOT_REVISE, lang), refund=True)
+        # The thread keeps its topic, so the model's answer would be the page the learner is already reading,
+        # which cannot show it either. (In the other language the stored page is a new version: the same
+        # lesson in the asked language.)
+        raise _not_on_page(question=question, lang=lang, thread=thread, features=features, classroom=classroom)
     if plan.refuse and featured is None:
         topic_request_record(classroom=classroom, learner=learner, question=question, lang=lang,
                              nearest=[p.slug for p in plan.route.nearest], score=plan.route.score or 0.0)
@@ -169,6 +186,29 @@ def _decision(plan: AnswerPlan) -> str:
     if plan.refuse:
         return "unsure" if plan.unsure else "refused"
     return "routed" if plan.topic else "open"
+
+
+def _answer_on_page(on_page: OnPage, *, question: str, lang: str, learner: Learner | None, classroom,
+                    topic) -> Generation:
+    """The page the learner reads, shown in the state that answers the follow-up: the thread's next version, at
+    once, with no model."""
+    with transaction.atomic():
+        generation = Generation.objects.create(thread=on_page.page.thread, learner=learner, classroom=classroom,
+                                               question=question, lang=lang, kind=Generation.Kind.FOLLOW_UP)
+        stats = {"source": "page", "state": on_page.fragment, "page": on_page.page.pk}
+        generation_answer_stored(generation, on_page.page.html, stats, replace(topic, source="page"),
+                                 state=on_page.fragment)
+    return generation
+
+
+def _not_on_page(*, question: str, lang: str, thread: Thread, features: BackendCapabilities,
+                 classroom) -> GenerationRejected:
+    """A follow-up neither the page nor the backend can answer, refused as an unknown question is: with the
+    library's topics nearest its words (the thread's own left out: the learner is reading it)."""
+    words = answer_plan_for(question=question, lang=lang, features=features, classroom=classroom)
+    nearest = tuple(ref for ref in nearest_refs(words) if ref.slug != thread.topic_slug)
+    return GenerationRejected("unknown_topic", say.not_on_page(lang=lang, offered=bool(nearest)), nearest=nearest,
+                              unsure=words.unsure, refund=True)
 
 
 def _request(*, question: str, plan: AnswerPlan, thread: Thread, features: BackendCapabilities,

@@ -10,6 +10,7 @@ const LANG_NAMES = { en: "English", zh: "中文" };
 // Errors about the question itself, or a limit it ran into (`rate_limited` lasts the hour): sending it again
 // gets the same answer, so "Try again" is not offered. A page that failed (`empty_page`) may well be written
 // next time: a model samples anew.
+const OFFERING_CODES = new Set(["unknown_topic", "off_topic"]);
 const FINAL_CODES = new Set(["unknown_topic", "cannot_revise", "empty_question", "question_too_long",
   "unsupported_language", "bad_field", "unknown_thread", "blocked", "off_topic", "language", "limit",
   "rate_limited"]);
@@ -209,8 +210,10 @@ const handlers = {
     addVersion(e.page, e.version, $("live-question").textContent);
     $("qa").hidden = false;
     $("qa").className = "qa pending";
-    // A page served from the library was not written now: it has no token count to show.
-    const made = s.tokens == null ? say().madeFromLibrary : say().made(s.tokens, s.seconds, s.tokens_per_s);
+    // A page served from the library, or the page itself shown in a state (`e.state`, which the frame's link
+    // carries), was not written now: it has no token count to show.
+    const made = e.state ? say().madeOnPage : s.tokens == null ? say().madeFromLibrary
+      : say().made(s.tokens, s.seconds, s.tokens_per_s);
     $("qa").textContent = say().checking(e.version, made);
     state.generation = null;
     state.fixing = null;
@@ -242,8 +245,9 @@ const handlers = {
     // problems the page knows (a class's own wording, `blocked` and the like, is shown as written).
     const text = e.code === "cancelled" ? say().stopped : say().problems[e.code] ?? e.message;
     showProblem(text, {
-      nearest: e.code === "unknown_topic" ? e.nearest || [] : [],
-      unsure: e.code === "unknown_topic" && Boolean(e.unsure),
+      // A refusal may offer topics to ask instead: the library's (unknown_topic) or the class's (off_topic).
+      nearest: OFFERING_CODES.has(e.code) ? e.nearest || [] : [],
+      unsure: OFFERING_CODES.has(e.code) && Boolean(e.unsure),
       // Asking the same question again would only be refused again.
       retry: Boolean(state.lastAsk) && !FINAL_CODES.has(e.code),
     });

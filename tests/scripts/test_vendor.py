@@ -1,4 +1,4 @@
-"""The three.js vendoring script: pinned, verified, and a no-op once the files are in place."""
+"""The vendoring script (three.js, axe-core): pinned, verified, and a no-op once the files are in place."""
 
 from __future__ import annotations
 
@@ -36,12 +36,12 @@ def test_an_addon_brings_the_files_it_imports_by_relative_path(vendor):
 
 
 def test_vendoring_again_does_nothing_when_the_version_is_present(vendor, tmp_path, monkeypatch):
-    dest = tmp_path / "three"
-    dest.mkdir()
-    (dest / vendor.VERSION).write_text("{}")
-    monkeypatch.setattr(vendor, "DEST", dest)
-    monkeypatch.setattr(vendor, "MARKER", dest / vendor.VERSION)
-    monkeypatch.setattr(vendor, "fetch_tarball", lambda: pytest.fail("fetched although already vendored"))
+    for name, pin in (("DEST", vendor.THREE), ("AXE_DEST", vendor.AXE)):
+        dest = tmp_path / pin.name
+        dest.mkdir()
+        (dest / pin.version).write_text("{}")
+        monkeypatch.setattr(vendor, name, dest)
+    monkeypatch.setattr(vendor, "fetch_tarball", lambda pin: pytest.fail("fetched although already vendored"))
     assert vendor.main() == 0
 
 
@@ -51,3 +51,10 @@ def test_the_vendored_tree_has_the_module_build_the_kit_addons_and_the_licence(v
                  "addons/renderers/CSS2DRenderer.js", vendor.VERSION):
         assert (vendor.DEST / path).is_file(), path
     assert "MIT" in (vendor.DEST / "LICENSE").read_text()
+
+
+def test_the_vendored_axe_core_is_the_pinned_build_and_its_licence(vendor):
+    vendor.main()
+    assert (vendor.AXE_DEST / vendor.AXE.version).is_file()
+    assert f"axe v{vendor.AXE.version}" in (vendor.AXE_DEST / "axe.min.js").read_text()[:200]
+    assert "Mozilla Public License" in (vendor.AXE_DEST / "LICENSE").read_text()

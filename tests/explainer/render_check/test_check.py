@@ -92,3 +92,13 @@ def test_a_page_can_load_its_static_files_from_a_running_server():
     assert report.url.split("/__page__/")[0] != upstream  # relayed, not served by the upstream itself
     missing = check_html(kit_page(), base_url="http://127.0.0.1:9")  # nothing listens there
     assert {"ready", "network"} <= set(missing.failed_checks)
+
+
+def test_a_page_with_a_nameless_button_fails_the_accessibility_check_and_a_repair_hears_the_rule():
+    good = check_html(kit_page())
+    assert good.checks["accessible"].passed, good.checks["accessible"].detail
+    report = check_html(kit_page().replace("</body>", '<button class="play"></button></body>'))
+    assert not report.passed and not report.checks["accessible"].passed
+    assert "button-name (critical)" in report.checks["accessible"].detail
+    assert any(error.startswith("accessible: button-name (critical)") for error in report.repair_errors())
+    assert {v["id"] for v in report.metrics["accessibility"]} >= {"button-name"}

@@ -115,3 +115,22 @@ def test_a_class_without_topics_refuses_nothing_for_topic(teacher):
     bare = classroom_create(teacher=teacher, name="Bare", languages=[])
     classroom_update(classroom=bare, topic_space_enabled=True)
     assert question_check(classroom=bare, learner=None, question="Who won the football world cup?").allowed
+
+
+def test_an_unsure_refusal_offers_the_class_topics_to_the_learner_and_a_pick_asks_on_that_topic(demo_class, mia,
+                                                                                                redis_db):
+    from explainer.models import Learner, Thread
+    from explainer.services.asking import generation_create
+    from explainer.services.rejection import GenerationRejected
+
+    classroom_update(classroom=demo_class, topic_space_enabled=True)
+    mia = Learner.objects.select_related("classroom").get(pk=mia.pk)  # as the next request reads it
+    solar = demo_class.topics.get(title="The solar system")
+    with pytest.raises(GenerationRejected) as refused:
+        generation_create(question="Why does Saturn have rings?", session_key="s1", learner=mia)
+    error = refused.value.error(request="ask").to_wire()
+    assert (error["code"], error["unsure"]) == ("off_topic", True)
+    assert error["nearest"][0] == {"slug": f"class-topic:{solar.pk}", "title": "The solar system"}
+    generation = generation_create(question="Why does Saturn have rings?", session_key="s1", learner=mia,
+                                   topic=error["nearest"][0]["slug"])
+    assert Thread.objects.get(pk=generation.thread_id).topic_id == solar.pk

@@ -104,7 +104,8 @@ def test_hiding_a_queued_page_hides_it_and_tells_open_learner_views(
     item.refresh_from_db()
     assert page.hidden and item.status == "hidden" and item.decided_by == teacher
     message = async_to_sync(layer.receive)(channel)
-    assert message == {"type": "page.hidden", "page_id": page.pk, "thread_id": str(page.thread_id), "version": 1}
+    assert message == {"type": "page.hidden",
+                       "event": {"type": "page_hidden", "page": page.pk, "thread": str(page.thread_id), "version": 1}}
     async_to_sync(layer.group_discard)(thread_group(page.thread_id), channel)
 
 

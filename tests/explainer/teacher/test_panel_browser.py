@@ -8,6 +8,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from explainer.models import Classroom, Generation, Learner, PageVersion, RenderCheck, Thread
 from explainer.render_check.browser import launch_options
+from tests.support.accessibility import serious_violations
 from tests.support.sockets import SOCKET_SPY
 
 from .conftest import tiny_png
@@ -45,11 +46,13 @@ def test_a_teacher_hides_a_learners_page_and_it_leaves_the_learners_open_view(
             teacher.click("#new-class button[type=submit]")
             code = teacher.locator("#join-code").inner_text().strip()
             assert Classroom.objects.get(name="Room 12").join_code == code
+            assert serious_violations(teacher) == []  # the panel's class page, as axe-core judges it
 
             learner_context = browser.new_context()
             learner_context.add_init_script(SOCKET_SPY)
             learner_view = learner_context.new_page()
             learner_view.goto(f"{live_server_url}/join/")
+            assert serious_violations(learner_view) == []
             learner_view.fill("input[name=join_code]", code.lower())
             learner_view.fill("input[name=display_name]", "Mia")
             learner_view.click("#join button[type=submit]")
@@ -58,6 +61,7 @@ def test_a_teacher_hides_a_learners_page_and_it_leaves_the_learners_open_view(
             learner_view.goto(f"{live_server_url}/t/{page.thread_id}/")
             version = learner_view.locator(f".version[data-page='{page.pk}']")
             expect(version).to_have_count(1)
+            assert serious_violations(learner_view) == []  # the learner's thread view
             learner_view.wait_for_function("() => window.socketEvents.some(e => e.type === 'hello')")
 
             teacher.click("text=Review")
