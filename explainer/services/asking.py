@@ -125,8 +125,10 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
                                         picked_topic=class_pick)
     if not verdict.allowed:
         offered = tuple(TopicRef(slug=o.slug, title=o.title) for o in verdict.nearest)
+        # A question outside the class's topics or languages got no answer, so the allowance keeps it, as for a
+        # topic the library lacks. A blocked one stays counted: the limit also slows a learner trying words out.
         raise GenerationRejected(verdict.code, verdict.message, nearest=offered or None,
-                                 unsure=verdict.unsure if offered else None)
+                                 unsure=verdict.unsure if offered else None, refund=verdict.code != "blocked")
     if class_pick is not None:
         picked = None
     if thread is not None and thread.pages.exists() and not thread.pages.filter(hidden=False).exists():

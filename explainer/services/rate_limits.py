@@ -1,10 +1,12 @@
 """Question limits that hold under concurrency: one Redis counter per window, INCR'd atomically.
 
-Anonymous learners: per browser session and per IP address, per hour. Learners in a class: the class's
+Anonymous learners: per browser first, then per IP address (set high enough for a class behind one school
+address), per hour. Learners in a class: never by the address, only by the class's
 daily limit (or `LEARNER_DAILY_QUESTIONS` when the class sets none), counted per browser (`client_id`,
 kept in the session across leaving and re-joining), not per membership row, so a new name does not
-start a new count. Each question is counted before anything else is done with it; one the library
-refuses gives its question of the class's allowance back (`question_refund`).
+start a new count. Each question is counted before anything else is done with it; one that gets no answer
+(the library has no page, the class's topics or languages refuse it) gives its question of the class's
+allowance back (`question_refund`).
 """
 
 from __future__ import annotations

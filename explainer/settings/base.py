@@ -183,7 +183,9 @@ LIBRARY_THUMBNAILS_DIR = Path(env.env_str("LIBRARY_THUMBNAILS_DIR", str(VAR_DIR 
 
 # Rate limits (docs/reliability.md). Questions: counted in Redis per window, atomically.
 ANON_QUESTIONS_PER_SESSION_HOUR = env.env_int("ANON_QUESTIONS_PER_SESSION_HOUR", 20, minimum=0)
-ANON_QUESTIONS_PER_IP_HOUR = env.env_int("ANON_QUESTIONS_PER_IP_HOUR", 60, minimum=0)
+# A browser's own limit comes first; the address's only stops one browser posing as many (cookies cleared
+# each time). A class behind one school address is 30 browsers or so: 30 times the browser's limit.
+ANON_QUESTIONS_PER_IP_HOUR = env.env_int("ANON_QUESTIONS_PER_IP_HOUR", 600, minimum=0)
 # A learner in a class whose teacher set no daily limit still has this one (0 = none).
 LEARNER_DAILY_QUESTIONS = env.env_int("LEARNER_DAILY_QUESTIONS", 100, minimum=0)
 # Join attempts per IP address (django-ratelimit's "count/period" syntax).

@@ -6,11 +6,12 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
 from explainer.services import rate_limits
 from explainer.services.asking import generation_create
-from explainer.services.classrooms import classroom_update
+from explainer.services.classrooms import classroom_update, learner_join
 from explainer.services.rejection import GenerationRejected
 
 pytestmark = pytest.mark.django_db
@@ -41,6 +42,52 @@ def test_new_sessions_from_one_address_share_its_limit(settings):
         ask(f"fresh-{n}", client_id=f"browser-{n}", ip="10.9.9.9")
     assert refused_code(session_key="fresh-9", client_id="browser-9", ip="10.9.9.9") == "rate_limited"
     ask("elsewhere", client_id="browser-x", ip="10.1.1.1")
+
+
+def test_a_class_behind_one_school_address_is_limited_per_browser_not_by_the_address():
+    # The shipped limits: thirty anonymous browsers behind one address each get their own whole hour's questions.
+    def browser(n):
+        return rate_limits.Client(session_key=f"s{n}", client_id=f"browser-{n}", ip="10.7.7.7")
+
+    for n in range(30):
+        for _ in range(settings.ANON_QUESTIONS_PER_SESSION_HOUR):
+            rate_limits.question_count(client=browser(n), learner=None)
+    with pytest.raises(rate_limits.RateLimited):  # ...and then each is stopped by its own limit
+        rate_limits.question_count(client=browser(0), learner=None)
+
+
+def test_a_class_s_learners_behind_one_address_are_counted_by_the_class_allowance_not_the_address(
+    settings, classroom
+):
+    settings.ANON_QUESTIONS_PER_IP_HOUR = 1
+    classroom_update(classroom=classroom, daily_question_limit=2)
+    learners = [learner_join(join_code=classroom.join_code, display_name=name) for name in ("Mia", "Leo")]
+    for learner in learners:
+        for _ in range(2):
+            ask(f"s-{learner.pk}", client_id=f"browser-{learner.pk}", ip="10.7.7.7", learner=learner)
+    mia = learners[0]
+    assert refused_code(session_key=f"s-{mia.pk}", client_id=f"browser-{mia.pk}", ip="10.7.7.7",
+                        learner=mia) == "limit"
+
+
+@pytest.mark.parametrize(("refusal", "question"), [
+    ("language", "天空为什么是蓝色的？"),
+    ("off_topic", "How do volcanoes erupt?"),
+])
+def test_a_question_the_class_s_rules_refuse_does_not_use_up_the_daily_allowance(learner, refusal, question):
+    classroom_update(classroom=learner.classroom, daily_question_limit=1, languages=["en"], topic_space_enabled=True)
+    for _ in range(3):
+        assert refused_code(session_key="s", client_id="b", learner=learner, question=question) == refusal
+    ask("s", client_id="b", learner=learner, question="How does a magnet attract iron?")  # the one answer today
+    assert refused_code(session_key="s", client_id="b", learner=learner,
+                        question="How does a magnet attract iron?") == "limit"
+
+
+def test_a_blocked_question_still_counts_toward_the_daily_allowance(learner):
+    classroom_update(classroom=learner.classroom, daily_question_limit=1, blocklist="dragons")
+    assert refused_code(session_key="s", client_id="b", learner=learner, question="Tell me about dragons") == "blocked"
+    assert refused_code(session_key="s", client_id="b", learner=learner,
+                        question="How does a magnet attract iron?") == "limit"
 
 
 def test_leaving_and_rejoining_under_a_new_name_does_not_reset_the_class_limit(client, classroom):
