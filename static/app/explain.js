@@ -273,7 +273,12 @@ const handlers = {
     const button = kept ? placeVersion(kept, e.version) : addVersion(e.page, e.version, e.question || say().pageShown);
     if (!kept && e.check === "failed") flagVersion(button);
     const { url, question, check } = button.dataset;
-    if (!$("page-frame").getAttribute("src")) showPage(url, question, e.page, check);
+    if ($("page-frame").getAttribute("src")) return;
+    showPage(url, question, e.page, check);
+    // A thread opened while every version was hidden showed the question box and said so: the page takes
+    // their place, as when the thread is opened with a visible page.
+    $("thread-hidden")?.remove();
+    hide("ask-section");
   },
 };
 

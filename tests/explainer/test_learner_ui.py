@@ -250,3 +250,33 @@ def test_a_page_the_teacher_hides_then_shows_leaves_and_rejoins_the_open_view(br
     expect(view.locator("#page-question")).to_have_text("Why does a compass point north?")
     expect(frame.locator("h1")).to_have_text("Compass", timeout=TIMEOUT_MS)
     expect(download).to_be_visible()
+
+
+def test_a_thread_opened_while_its_page_was_hidden_shows_the_page_when_the_teacher_shows_it(browser, live_server_url,
+                                                                                        monkeypatch):
+    from explainer.models import Generation, PageVersion, Thread
+    from explainer.services.review import page_set_hidden
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    context = browser.new_context()
+    context.add_init_script(SOCKET_SPY)
+    view = context.new_page()
+    view.goto(live_server_url + "/")
+    session_key = next(c["value"] for c in context.cookies() if c["name"] == "sessionid")
+    thread = Thread.objects.create(session_key=session_key)
+    generation = Generation.objects.create(thread=thread, question="Why does a compass point north?", status="done")
+    page = PageVersion.objects.create(thread=thread, generation=generation, version=1, html="<h1>Compass</h1>",
+                                      hidden=True)
+    view.goto(f"{live_server_url}/t/{thread.pk}/")  # every version hidden: the view says so, and waits
+    expect(view.locator("#thread-hidden")).to_have_text("Your teacher hid this page.")
+    view.wait_for_function(f"() => window.socketEvents.some(e => e.type === 'watching' && e.thread === '{thread.pk}')")
+
+    with ThreadPoolExecutor(1) as pool:  # "Show to learners", from another thread than Playwright's loop
+        pool.submit(page_set_hidden, page=page, hidden=False).result()
+    expect(view.locator("#versions li")).to_have_text(["v1 · Why does a compass point north?"], timeout=TIMEOUT_MS)
+    expect(view.frame_locator("#page-frame").locator("h1")).to_have_text("Compass", timeout=TIMEOUT_MS)
+    # The page takes the place of the note that it was hidden: nothing says it is hidden any more.
+    expect(view.locator("#thread-hidden")).to_be_hidden()
+    expect(view.locator("#ask-section")).to_be_hidden()
+    expect(view.locator("#result")).to_be_visible()
+    context.close()
