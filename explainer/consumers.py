@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 READ_BLOCK_MS = 2000
 QA_WAIT_S = 180  # after `done`, how long a socket waits for the render check's `qa`
+# A message longer than this is answered `message_too_big` unread: every message of the protocol fits in a
+# few kilobytes (a question is at most QUESTION_MAX_CHARS). Daphne itself drops a connection whose message
+# passes 1 MiB, before the app sees it (the browser says 1006): the learner UI never sends one this long.
+MESSAGE_MAX_CHARS = 64 * 1024
 # While Redis is away, a live view keeps trying to read on (backing off up to 5 s) this long.
 OUTAGE_WAIT_S = 120
 # Redis not answering (or answering on a dead connection): the learner hears `unavailable`.
@@ -68,6 +72,9 @@ class ExplainConsumer(AsyncWebsocketConsumer):
             await self.redis.aclose()
 
     async def receive(self, text_data=None, bytes_data=None):
+        if len(text_data if text_data is not None else bytes_data or b"") > MESSAGE_MAX_CHARS:
+            return await self.send_error(Error(code="message_too_big", message=(
+                f"That message is over {MESSAGE_MAX_CHARS} characters; no message of the protocol is that long.")))
         try:
             message = json.loads(text_data if text_data is not None else bytes_data)
         except (TypeError, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep

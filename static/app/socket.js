@@ -4,6 +4,10 @@
 // Redis is away) is tried again with the same backoff instead of ending the live view. Each connection
 // also says which thread the page shows (`watch`), so a teacher's hiding or showing one of its pages
 // reaches a reloaded page too.
+// The server answers a longer message `message_too_big` unread, and Daphne drops the connection on one over
+// 1 MiB (the browser sees only 1006): such a message is refused here, and never sent.
+const MESSAGE_MAX_CHARS = 64 * 1024;
+
 export class Socket {
   constructor(url, { onEvent, onStatus }) {
     this.url = url;
@@ -67,6 +71,11 @@ export class Socket {
   }
 
   send(message) {
+    if (JSON.stringify(message).length > MESSAGE_MAX_CHARS) {
+      this.onEvent({ type: "error", id: 0, generation: null, code: "message_too_big", request: message.type,
+        message: `That message is over ${MESSAGE_MAX_CHARS} characters, too long to send.` });
+      return;
+    }
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
     else this.queue.push(message);
   }

@@ -330,3 +330,19 @@ async def test_a_reopened_thread_page_watches_its_thread_and_hears_a_teacher_hid
     event = await ws.receive_json_from(timeout=5)
     assert (event["type"], event["page"], event["question"], event["check"]) == ("page_shown", page.pk,
                                                                                "What is light?", "")
+
+
+async def test_a_message_longer_than_any_of_the_protocol_is_answered_unread_and_the_socket_stays_open(
+    connect, redis_db
+):
+    from explainer.consumers import MESSAGE_MAX_CHARS
+
+    ws = await connect()
+    oversized = {"type": "ask", "question": "Why is the sky blue? " * (MESSAGE_MAX_CHARS // 20)}
+    error = await ask_and_expect_error(ws, oversized, "message_too_big")
+    assert str(MESSAGE_MAX_CHARS) in error["message"]
+    await ws.send_to(bytes_data=b"[" * (MESSAGE_MAX_CHARS + 1))
+    assert (await ws.receive_json_from(timeout=5))["code"] == "message_too_big"
+    assert await counts() == (0, 0, 0)
+    await ws.send_json_to({"type": "ask", "question": "Why is the sky blue?"})
+    assert (await ws.receive_json_from(timeout=5))["type"] == "queued"

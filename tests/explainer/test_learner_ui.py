@@ -280,3 +280,22 @@ def test_a_thread_opened_while_its_page_was_hidden_shows_the_page_when_the_teach
     expect(view.locator("#ask-section")).to_be_hidden()
     expect(view.locator("#result")).to_be_visible()
     context.close()
+
+
+def test_the_learner_socket_says_a_message_is_too_long_instead_of_losing_its_connection(browser, live_server_url):
+    page = browser.new_page()
+    page.goto(live_server_url + "/")
+    outcome = page.evaluate("""async () => {
+        const { Socket } = await import('/static/app/socket.js');
+        const errors = [];
+        const socket = new Socket(`ws://${location.host}/ws/explain/`,
+          { onEvent: (e) => { if (e.type === 'error') errors.push(e.code); }, onStatus: () => {} });
+        socket.open();
+        await new Promise((done) => socket.ws.addEventListener('open', done));
+        let closed = false;
+        socket.ws.addEventListener('close', () => { closed = true; });
+        socket.send({ type: 'ask', question: 'Why? '.repeat(400000) });  // 2 MB: Daphne would drop the socket
+        await new Promise((done) => setTimeout(done, 1000));
+        return { errors, closed };
+    }""")
+    assert outcome == {"errors": ["message_too_big"], "closed": False}
