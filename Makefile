@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 export DJANGO_SETTINGS_MODULE ?= explainer.settings.dev
 
-.PHONY: run test lint bench soak setup venv system vendor migrate redis demo-data train clean
+.PHONY: run test lint bench soak soak-fleet setup venv system vendor migrate redis demo-data train clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,11 @@ lint: venv
 # Load and faults on loopback (docs/reliability.md): a few minutes; SOAK_ARGS=--quick for fewer questions.
 soak: setup
 	$(PY) scripts/soak.py $(SOAK_ARGS)
+
+# Two GPU and two render-check workers, two web processes, one Redis and a fresh PostgreSQL database, then a
+# GPU worker killed mid-page (docs/deploy.md): a few minutes; needs PostgreSQL (FLEET_ARGS=--postgres URL).
+soak-fleet: setup
+	$(PY) scripts/soak_fleet.py $(FLEET_ARGS)
 
 bench: venv
 	$(PY) -m model_worker.lab.bench

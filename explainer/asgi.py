@@ -1,7 +1,6 @@
 """ASGI entry point: HTTP through Django, websockets through Channels."""
 
 import os
-import threading
 
 from django.core.asgi import get_asgi_application
 
@@ -11,14 +10,14 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from explainer import warmup  # noqa: E402
 from explainer.pages.static import CorsStaticFilesASGIHandler  # noqa: E402
 from explainer.routing import websocket_urlpatterns  # noqa: E402
-from explainer.selectors.library import library_index  # noqa: E402
 from explainer.socket_origin import SameOriginValidator  # noqa: E402
 
 # Build the library index (BM25 and the sentence embeddings of every page, a few seconds) while the
-# server starts, so that the first learner's question does not wait for it.
-threading.Thread(target=library_index, name="library-index", daemon=True).start()
+# server starts, so that the first learner's question does not wait for it; /readyz waits for it.
+warmup.start()
 
 application = ProtocolTypeRouter(
     {

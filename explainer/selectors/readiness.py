@@ -1,4 +1,5 @@
-"""Whether this web process can serve: its database and Redis answer, and every queue has a live worker."""
+"""Whether this web process can serve: it is warm, its database and Redis answer, and every queue has a live
+worker."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import redis
 from django.conf import settings
 from django.db import connection
 
+from explainer import warmup
 from model_worker.contract import workers
 from model_worker.contract.connection import sync_options
 
@@ -24,15 +26,18 @@ class Readiness:
     database: bool
     redis: bool
     workers: dict[str, int] = field(default_factory=dict)  # live workers per queue (empty: Redis away)
+    warm: bool = True  # this process has built its library index (explainer/warmup.py)
 
     @property
     def ready(self) -> bool:
-        return self.database and self.redis and all(self.workers.get(q, 0) > 0 for q in workers.QUEUES)
+        return (self.warm and self.database and self.redis
+                and all(self.workers.get(q, 0) > 0 for q in workers.QUEUES))
 
     def as_dict(self) -> dict:
         """What the probe answers: verdicts and counts only (no host, address or error text)."""
         return {
             "status": "ready" if self.ready else "not ready",
+            "web": "ok" if self.warm else "warming up",
             "database": "ok" if self.database else "down",
             "redis": "ok" if self.redis else "down",
             "workers": {q: self.workers.get(q, 0) for q in workers.QUEUES} if self.redis else None,
@@ -46,7 +51,8 @@ def _client(url: str) -> redis.Redis:
 
 
 def readiness() -> Readiness:
-    """One query to the database and one round trip to Redis (the workers' heartbeats)."""
+    """This process warm, one query to the database and one round trip to Redis (the workers' heartbeats)."""
+    warm = warmup.done()
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
@@ -56,7 +62,7 @@ def readiness() -> Readiness:
         database = False
     try:
         live = {queue: len(names) for queue, names in workers.live(_client(settings.REDIS_URL)).items()}
-        return Readiness(database=database, redis=True, workers=live)
+        return Readiness(database=database, redis=True, workers=live, warm=warm)
     except redis.RedisError as exc:
         log.warning("readiness: Redis did not answer: %s", exc)
-        return Readiness(database=database, redis=False)
+        return Readiness(database=database, redis=False, warm=warm)

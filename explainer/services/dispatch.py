@@ -38,6 +38,7 @@ def _enqueue(generation: Generation, request: PageRequest, topic: Topic | None) 
         if topic is not None:
             event_append(generation_id=generation.pk, event=topic)
         generation_send(str(generation.pk), request)
+        log.info("generation %s queued at position %d", generation.pk, position)
     except Exception as exc:  # Redis or the broker is away: nothing will run it, so say so now
         log.exception("could not queue generation %s", generation.pk)
         if Generation.objects.filter(pk=generation.pk, status=Generation.Status.QUEUED).update(

@@ -39,9 +39,9 @@ def render_check_run(*, page_id: int) -> RenderCheck:
     check, ours = _render_check_start(page_id=page_id)
     if not ours:
         return check  # a duplicate delivery: another run owns this check or just finished it
-    with logs.generation(check.page.generation_id):
-        report = check_html(check.page.html)
-        return render_check_record(check=check, report=report)
+    logs.about(check.page.generation_id)  # the task's lines name the page's generation from here on
+    report = check_html(check.page.html)
+    return render_check_record(check=check, report=report)
 
 
 def _render_check_start(*, page_id: int) -> tuple[RenderCheck, bool]:

@@ -2,8 +2,9 @@
 with `time`, `level`, `logger`, `message`, `process` and, on every line about one generation, its
 `generation_id`, so one page can be followed from the web process through the GPU, finish and qa workers.
 
-A line is about a generation while code runs inside `generation(id)`; the Celery tasks that take a
-generation's id as their first argument are wrapped so by `celery_logging`.
+A line is about a generation while code runs inside `generation(id)`, or after `about(id)` in a task of
+its own; in a Celery worker `celery_logging` names the generation of the tasks that take its id as their
+first argument, and clears it when any task ends.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def generation(generation_id):
 
 
 def about(generation_id) -> None:
-    """Log lines name this generation for the rest of the current context (an asyncio task's own)."""
+    """Log lines name this generation for the rest of the current context: an asyncio task's own, or a
+    Celery task's until it ends (see `celery_logging`)."""
     _generation.set(str(generation_id))
 
 
@@ -84,8 +86,10 @@ def celery_logging(generation_tasks: frozenset[str]) -> None:
 
     @task_prerun.connect(weak=False)
     def _enter(task_id=None, task=None, args=None, **_):
-        if task is not None and task.name in generation_tasks and args:
-            tokens[task_id] = _generation.set(str(args[0]))
+        # Every task starts about no generation, or the one its first argument names; a task may name one
+        # later (`about`), and either lasts to the end of the task, Celery's own "succeeded" line included.
+        named = task is not None and task.name in generation_tasks and args
+        tokens[task_id] = _generation.set(str(args[0]) if named else None)
 
     @task_postrun.connect(weak=False)
     def _leave(task_id=None, **_):

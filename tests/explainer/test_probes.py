@@ -38,7 +38,7 @@ def test_readyz_is_not_ready_without_workers_and_says_which_queue_has_none(redis
     response = Client().get("/readyz")
 
     assert response.status_code == 503
-    assert response.json() == {"status": "not ready", "database": "ok", "redis": "ok",
+    assert response.json() == {"status": "not ready", "web": "ok", "database": "ok", "redis": "ok",
                                "workers": {"gpu": 0, "finish": 1, "qa": 1}}
 
 
@@ -50,7 +50,7 @@ def test_readyz_is_ready_with_a_live_worker_on_every_queue_and_names_none_of_the
     response = Client().get("/readyz", HTTP_HOST="10.0.3.7")
 
     assert response.status_code == 200
-    assert response.json() == {"status": "ready", "database": "ok", "redis": "ok",
+    assert response.json() == {"status": "ready", "web": "ok", "database": "ok", "redis": "ok",
                                "workers": {"gpu": 2, "finish": 1, "qa": 1}}
     assert b"secret-host" not in response.content and b"redis://" not in response.content
 
@@ -61,7 +61,8 @@ def test_readyz_says_redis_is_down_when_it_does_not_answer(settings):
     response = Client().get("/readyz")
 
     assert response.status_code == 503
-    assert response.json() == {"status": "not ready", "database": "ok", "redis": "down", "workers": None}
+    assert response.json() == {"status": "not ready", "web": "ok", "database": "ok", "redis": "down",
+                               "workers": None}
 
 
 def test_readyz_says_the_database_is_down_when_it_does_not_answer(redis_db, monkeypatch):
@@ -77,6 +78,25 @@ def test_readyz_says_the_database_is_down_when_it_does_not_answer(redis_db, monk
 
     assert response.status_code == 503
     assert response.json()["database"] == "down"
+
+
+def test_readyz_is_not_ready_while_the_process_builds_its_library_index(redis_db, monkeypatch):
+    import threading
+
+    from explainer import warmup
+
+    workers.beat(redis_db, ALL_QUEUES, "all@host:1")
+    building = threading.Event()
+    monkeypatch.setattr(warmup, "_thread", threading.Thread(target=building.wait, daemon=True))
+    warmup._thread.start()
+
+    warming = Client().get("/readyz")
+    building.set()
+    warmup._thread.join()
+    warm = Client().get("/readyz")
+
+    assert (warming.status_code, warming.json()["web"]) == (503, "warming up")
+    assert (warm.status_code, warm.json()["web"]) == (200, "ok")
 
 
 def test_probes_take_no_writes():
