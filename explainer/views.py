@@ -105,8 +105,10 @@ def page_open(request, page_id):
     page = page_for_session(page_id=page_id, session_key=_session_key(request))
     if page is None:
         raise Http404("No such page in this browser.")
-    link = download_link(page.pk) if request.GET.get("download") else page_link(page.pk)
-    return HttpResponseRedirect(link)
+    if request.GET.get("download"):
+        return HttpResponseRedirect(download_link(page.pk))
+    # The state the version opens in rides on the redirect: the browser follows it to the page's fragment.
+    return HttpResponseRedirect(page_link(page.pk) + (f"#{page.state}" if page.state else ""))
 
 
 @require_safe

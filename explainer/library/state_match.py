@@ -61,9 +61,10 @@ def _record(key: str, title: str, text: str, lang: str) -> LibraryPage:
 
 
 @functools.lru_cache(maxsize=PAGES_KEPT)
-def _page(html: str) -> _Page:
-    """A page's kit calls and the index over them; a written page's texts are encoded once, and not kept
-    by the process's encoder (they would pile up there for good)."""
+def _page(html: str, kept: bool) -> _Page:
+    """A page's kit calls and the index over them. A library page's texts are kept by the process's encoder,
+    as the router's are (a bounded set, encoded once); a written page's are not (they would pile up there for
+    good), so it is encoded again once its index leaves this cache."""
     from explainer.library.semantic import UnkeptEncoder
 
     calls = kit_calls(html)
@@ -72,7 +73,7 @@ def _page(html: str) -> _Page:
     records += [_record(f"{CONTROL}:{c.label}", c.label, _TIMELINE_WORDS[calls.lang] if c.kind == "timeline" else "",
                         calls.lang) for c in calls.controls]
     try:
-        return _Page(calls, LibraryIndex(records, RECIPE, encoder=UnkeptEncoder()))
+        return _Page(calls, LibraryIndex(records, RECIPE, encoder=None if kept else UnkeptEncoder()))
     except EmptyLibrary:
         return _Page(calls, None)
 
@@ -122,11 +123,14 @@ def _part_or_step(question: str, scores: list[TopicScore], index: LibraryIndex) 
     return passing[0] if passing else None
 
 
-def state_match(*, question: str, html: str, current: PageState | None = None) -> StateMatch | None:
-    """The state of the page (`html`, now shown in `current`) that answers the follow-up, or None."""
+def state_match(*, question: str, html: str, current: PageState | None = None, lang: str | None = None,
+                library: bool = False) -> StateMatch | None:
+    """The state of the page (`html`, now shown in `current`) that answers the follow-up, or None. With `lang`
+    (the follow-up's language) a page in the other language answers nothing: the learner asked for their own.
+    `library`: the page is one of the library's, whose texts the encoder keeps."""
     current = current or PageState()
-    page = _page(html)
-    if page.index is None:
+    page = _page(html, library)
+    if page.index is None or lang not in (None, page.calls.lang):
         return None
     way, rest = direction_of(question)
     scores = page.index.scores(rest or question)

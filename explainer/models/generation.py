@@ -73,6 +73,9 @@ class PageVersion(models.Model):
     generation = models.OneToOneField(Generation, on_delete=models.CASCADE, related_name="page")
     version = models.PositiveIntegerField()
     html = models.TextField()
+    # The state the page opens in, as its URL's fragment (`step=3&part=Crater`, explainer/library/page_state.py):
+    # a follow-up the page itself answered is the same page shown another way. Empty: the page as written.
+    state = models.CharField(max_length=2000, blank=True, default="")
     hidden = models.BooleanField(default=False, db_index=True)
     featured = models.BooleanField(default=False, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -113,5 +113,6 @@ def thread_first_generation(*, thread: Thread) -> Generation | None:
 
 
 def page_url(page: PageVersion) -> str:
-    """The signed link to the sandboxed page: on `PAGE_ORIGIN` when set, else on this server."""
-    return page_link(page.pk)
+    """The signed link to the sandboxed page: on `PAGE_ORIGIN` when set, else on this server; with the state
+    the page opens in as its fragment (the kit applies it)."""
+    return page_link(page.pk) + (f"#{page.state}" if page.state else "")

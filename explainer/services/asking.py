@@ -151,7 +151,7 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
         # The thread keeps its topic, so the model's answer would be the page the learner is already reading,
         # which cannot show it either. (In the other language the stored page is a new version: the same
         # lesson in the asked language.)
-        raise _not_on_page(question=question, lang=lang, thread=thread, features=features, classroom=classroom)
+        raise _not_on_page(question=question, lang=lang, plan=plan, features=features, classroom=classroom)
     if plan.refuse and featured is None:
         topic_request_record(classroom=classroom, learner=learner, question=question, lang=lang,
                              nearest=[p.slug for p in plan.route.nearest], score=plan.route.score or 0.0)
@@ -203,12 +203,15 @@ def _answer_on_page(on_page: OnPage, *, question: str, lang: str, learner: Learn
     return generation
 
 
-def _not_on_page(*, question: str, lang: str, thread: Thread, features: BackendCapabilities,
+def _not_on_page(*, question: str, lang: str, plan: AnswerPlan, features: BackendCapabilities,
                  classroom) -> GenerationRejected:
     """A follow-up neither the page nor the backend can answer, refused as an unknown question is: with the
-    library's topics nearest its words (the thread's own left out: the learner is reading it)."""
+    library's topics nearest its words (the thread's own, in either language, left out: the learner is reading
+    it)."""
     words = answer_plan_for(question=question, lang=lang, features=features, classroom=classroom)
-    nearest = tuple(ref for ref in nearest_refs(words) if ref.slug != thread.topic_slug)
+    reading = plan.route.page.topic if plan.route.page else None
+    own = {page.slug for page in words.route.nearest if page.topic == reading}
+    nearest = tuple(ref for ref in nearest_refs(words) if ref.slug not in own)
     return GenerationRejected("unknown_topic", say.not_on_page(lang=lang, offered=bool(nearest)), nearest=nearest,
                               unsure=words.unsure, refund=True)
 

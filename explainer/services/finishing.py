@@ -21,7 +21,7 @@ from model_worker.contract.pages import PageOutcome
 def _announce_done(generation: Generation, page: PageVersion, *, unchanged: bool = False) -> None:
     event_append(generation_id=generation.pk, event=Done(
         thread=str(generation.thread_id), page=page.pk, page_url=page_url(page), version=page.version,
-        stats=generation.stats, unchanged=unchanged,
+        stats=generation.stats, unchanged=unchanged, state=page.state or None,
     ))
 
 
@@ -30,15 +30,16 @@ def _announce_page(generation: Generation, page: PageVersion) -> None:
     render_check_queue(page_id=page.pk)
 
 
-def generation_answer_stored(generation: Generation, html: str, stats: dict, topic: Topic) -> None:
+def generation_answer_stored(generation: Generation, html: str, stats: dict, topic: Topic, *, state: str = "") -> None:
     """A stored page answers at once, as the thread's next version: one the teacher chose (a featured page,
-    a topic's exemplar), or the routed library page when the backend cannot write it. It goes through the
-    render check as a written page does, so its stream ends with `qa` like every other."""
+    a topic's exemplar), the routed library page when the backend cannot write it, or the page the learner
+    reads shown in the `state` that answers a follow-up. It goes through the render check as a written page
+    does, so its stream ends with `qa` like every other."""
     generation.status = Generation.Status.DONE
     generation.started_at = generation.finished_at = timezone.now()
     generation.stats = stats
     generation.save(update_fields=["status", "started_at", "finished_at", "stats"])
-    page = page_version_add(generation=generation, html=html)
+    page = page_version_add(generation=generation, html=html, state=state)
     transaction.on_commit(lambda: metrics.generation_ended(outcome="stored"))
 
     def announce():

@@ -21,10 +21,15 @@ REQUEST_PASSED_ON = {
     ("zh", False): "你的问题已经记下，作为资料库以后要补充的主题。",
 }
 UNAVAILABLE = "The explainer cannot take questions right now. Please try again in a minute."
-CANNOT_REVISE = {
-    "en": "This page is the library's own lesson, and the model here cannot change it: asking again would "
-          "show you the same page. Ask a new question to explore another topic.",
-    "zh": "这个页面是资料库里现成的课，这里的模型没法修改它；再问一次也只会显示同一页。可以提一个新问题，看看别的主题。",
+# A follow-up the page cannot show, on a lesson the model here cannot change: what the page can show, and the
+# library's topics nearest its words (`offered`) or a new question.
+NOT_ON_PAGE = {
+    ("en", True): "This page cannot show that, and the model here cannot change the library's lessons. Ask about "
+                  "a part, a step or a control of this page, or pick one of the topics below.",
+    ("en", False): "This page cannot show that, and the model here cannot change the library's lessons. Ask about "
+                   "a part, a step or a control of this page, or ask a new question.",
+    ("zh", True): "这个页面显示不了这个，这里的模型也没法修改资料库里的课。可以问问这一页上的部件、步骤或控制，或者点下面的某个主题。",
+    ("zh", False): "这个页面显示不了这个，这里的模型也没法修改资料库里的课。可以问问这一页上的部件、步骤或控制，或者提一个新问题。",
 }
 TOPIC_GONE = {
     "en": "The library page this conversation was about has been removed, so it cannot be revised. "
@@ -67,6 +72,11 @@ def unknown_language(lang: str, langs: tuple[str, ...]) -> str:
 
 def unknown_library_topic(picked: str) -> str:
     return f"The library has no topic {picked!r}."
+
+
+def not_on_page(*, lang: str, offered: bool) -> str:
+    """A follow-up refused because neither the page nor the model can show it (`offered`: topics are listed)."""
+    return NOT_ON_PAGE["zh" if lang == "zh" else "en", offered]
 
 
 def refused_topic(*, lang: str, unsure: bool, in_class: bool) -> str:

@@ -91,7 +91,7 @@ class Topic(Event):
     lang: str
     score: float | None
     nearest: tuple[TopicRef, ...] = ()
-    source: str = "model"  # "model" | "library"
+    source: str = "model"  # "model" | "library" | "page" (the page the learner reads, in another state)
 
 
 @dataclass(frozen=True)
@@ -120,13 +120,14 @@ class Stats(Event):
 @dataclass(frozen=True)
 class Done(Event):
     TYPE = "done"
-    OPTIONAL = frozenset({"unchanged"})
+    OPTIONAL = frozenset({"unchanged", "state"})
     thread: str
     page: int
     page_url: str
     version: int
     stats: dict = field(default_factory=dict)
     unchanged: bool = False  # a follow-up's page came out as the page it revised: no new version
+    state: str | None = None  # the page answers as itself, shown in this state (page_url's fragment)
 
 
 @dataclass(frozen=True)

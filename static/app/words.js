@@ -22,6 +22,7 @@ const WORDS = {
     fixingFailed: (why) => `Fixing… the page failed its check (${why})`,
     inBrowser: "in a browser",
     madeFromLibrary: "from the library",
+    madeOnPage: "this page, shown for your question",
     pageHidden: "Your teacher hid this page.",
     pageShown: "shown again by your teacher",
     made: (tokens, seconds, rate) =>
@@ -69,6 +70,7 @@ const WORDS = {
     fixingFailed: (why) => `正在修复……页面没有通过检查（${why}）`,
     inBrowser: "浏览器检查",
     madeFromLibrary: "来自资料库",
+    madeOnPage: "还是这一页，按你的问题显示",
     pageHidden: "老师隐藏了这个页面。",
     pageShown: "老师重新显示了这一页",
     made: (tokens, seconds, rate) =>

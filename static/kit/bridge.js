@@ -16,6 +16,7 @@ export const hooks = {
   sliders: [],
   quiz: null,
   frames: 0,
+  applied: null, // what a state in the page URL set (state.js)
 };
 window.__kit = hooks;
 root.dataset.kitState = "loading";

@@ -2,7 +2,20 @@
 import { hooks } from "./bridge.js";
 import { controlsCard, el, rangeRow, stepsCard, toggleRow } from "./ui.js";
 
+// A value from a page link for a slider or the timeline: a plain decimal number, nothing else.
+const DECIMAL = /^-?\d{1,12}(\.\d{1,12})?$/;
+
 export function createControls({ ui, w, tr, guarded, invalidate, reducedMotion }) {
+  // Each control by the label the learner sees, for a state in the page URL (state.js); a label two controls
+  // share names neither.
+  const named = new Map();
+  function register(label, setFromLink) {
+    named.set(label, named.has(label) ? null : setFromLink);
+  }
+  const inRange = (value, low, high) => {
+    const v = DECIMAL.test(value) ? Number(value) : NaN;
+    return Number.isFinite(v) && v >= low && v <= high ? v : null;
+  };
   function slider({ label: name, min = 0, max = 1, step = 0.01, value = min, format } = {}, onInput = () => {}) {
     const { row, input, readout } = rangeRow({ label: tr(name), min, max, step, value });
     const show = (v) => (readout.textContent = format ? tr(format(v)) : String(v));
@@ -21,6 +34,11 @@ export function createControls({ ui, w, tr, guarded, invalidate, reducedMotion }
     hooks.sliders.push(input);
     show(Number(input.value));
     call(Number(input.value));
+    register(tr(name), (value) => {
+      const v = inRange(value, Number(input.min), Number(input.max));
+      if (v !== null) input.set(v);
+      return v !== null;
+    });
     return input;
   }
 
@@ -35,10 +53,16 @@ export function createControls({ ui, w, tr, guarded, invalidate, reducedMotion }
     };
     controlsCard(ui.dock, w.controls).append(row);
     call(input.checked);
+    register(tr(name), (value) => {
+      if (value !== "on" && value !== "off") return false;
+      input.set(value === "on");
+      return true;
+    });
     return input;
   }
 
   let timelineApi = null;
+  let stepsApi = null;
 
   function timeline({ duration = 10, label: name, format, loop = true, autoplay = true, speed = 1 } = {}) {
     if (timelineApi) throw new Error("kit: one timeline per page");
@@ -108,6 +132,15 @@ export function createControls({ ui, w, tr, guarded, invalidate, reducedMotion }
       api.seek(Number(input.value));
     });
     Object.defineProperty(hooks, "time", { get: () => api.time, configurable: true });
+    register(tr(name ?? w.timeline), (value) => {
+      if (value === "play" || value === "pause") {
+        api[value]();
+        return true;
+      }
+      const t = inRange(value, 0, duration);
+      if (t !== null) api.pause().seek(t);
+      return t !== null;
+    });
     api.seek(0);
     if (autoplay && !reducedMotion) api.play();
     else paint();
@@ -144,6 +177,7 @@ export function createControls({ ui, w, tr, guarded, invalidate, reducedMotion }
     card.next.addEventListener("click", api.next);
     hooks.step = () => ({ index: api.index, count: api.count });
     api.go(0, { pause: false }); // the first step sets the scene without stopping autoplay
+    stepsApi = api;
     return api;
   }
 
@@ -154,5 +188,7 @@ export function createControls({ ui, w, tr, guarded, invalidate, reducedMotion }
     steps,
     advance: (dt) => timelineApi && timelineApi.advance(dt),
     playing: () => Boolean(timelineApi && timelineApi.playing),
+    named: (label) => named.get(label) ?? null,
+    stepper: () => stepsApi, // the narration, once the page has made it (state.js)
   };
 }

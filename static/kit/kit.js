@@ -9,6 +9,7 @@ import { createControls } from "./controls.js";
 import { createParts } from "./parts.js";
 import { createQuiz } from "./quiz.js";
 import { shapes } from "./shapes.js";
+import { applyState } from "./state.js";
 import { pickLang, resolve, words } from "./text.js";
 import { buildLayout, el, fillHeading, legendCard } from "./ui.js";
 
@@ -203,6 +204,9 @@ export function start(options = {}) {
   // is in, and two frames have been drawn without an error.
   const loaded = document.readyState === "complete" ? Promise.resolve() : new Promise((r) => window.addEventListener("load", r, { once: true }));
   Promise.all([loaded, styled]).then(() => {
+    // The page's script has made every part, step and control: a state in the URL can name them now.
+    applyState(location.hash, { parts, controls: controlsDock });
+    window.addEventListener("hashchange", () => applyState(location.hash, { parts, controls: controlsDock }));
     const after = hooks.frames;
     const wait = () => {
       if (hooks.frames >= after + 2 || hooks.state === "error") {

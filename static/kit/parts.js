@@ -194,11 +194,12 @@ export function createParts({ scene, camera, renderer, ui, tr, invalidate }) {
     return null;
   }
 
-  hooks.open = (title) => {
+  function openTitled(title) {
     const entry = parts.find((p) => p.title === title);
     if (entry) openPart(entry);
     return Boolean(entry);
-  };
+  }
+  hooks.open = openTitled;
   hooks.close = closePanel;
   hooks.pointFor = pointFor;
 
@@ -207,5 +208,6 @@ export function createParts({ scene, camera, renderer, ui, tr, invalidate }) {
     part,
     placeLabels,
     open: (object) => partOf.has(object) && openPart(partOf.get(object)),
+    openTitled,
   };
 }

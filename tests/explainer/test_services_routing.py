@@ -72,16 +72,37 @@ def test_a_library_page_the_checkpoint_never_learned_is_served_from_the_library_
     assert ast.literal_eval(check["headers"]["argsrepr"]) == [page.pk]
 
 
-def test_a_follow_up_on_a_library_lesson_the_model_cannot_write_says_so_and_adds_no_version(
+def test_a_follow_up_neither_the_lesson_nor_the_model_can_show_gets_the_nearest_topics_and_adds_no_version(
     redis_db, django_capture_on_commit_callbacks, settings
 ):
     settings.MODEL_BACKEND = "clover"
     first = ask(django_capture_on_commit_callbacks, question="白天的天空为什么是蓝的？", lang="zh")
     with pytest.raises(GenerationRejected) as refused:
         generation_create(question="能把太阳放低一点，看看日落吗？", session_key="s1", thread_id=first.thread.pk)
-    assert refused.value.code == "cannot_revise" and "资料库" in refused.value.message
+    assert refused.value.code == "unknown_topic" and "资料库" in refused.value.message
+    nearest = [t.slug for t in refused.value.nearest]
+    assert nearest and "zh-sky-blue" not in nearest  # the learner is reading it
+    assert refused.value.topic is None and refused.value.refund
     assert first.thread.pages.count() == 1 and first.thread.generations.count() == 1
-    assert gpu_waiting(redis_db) == 0
+    assert gpu_waiting(redis_db) == 0 and not TopicRequest.objects.exists()
+
+
+def test_a_follow_up_the_lesson_itself_answers_is_the_lesson_in_that_state_at_once(
+    redis_db, django_capture_on_commit_callbacks, settings
+):
+    settings.MODEL_BACKEND = "clover"
+    first = ask(django_capture_on_commit_callbacks, question="白天的天空为什么是蓝的？", lang="zh")
+    redis_db.delete("qa")
+    follow = ask(django_capture_on_commit_callbacks, question="空气多一些", thread_id=first.thread.pk)
+    follow.refresh_from_db()
+    page = follow.page
+    assert (follow.kind, follow.status, page.version, page.html) == ("follow_up", "done", 2, first.page.html)
+    state = "control.%E7%A9%BA%E6%B0%94%E5%A4%9A%E5%B0%91=1.5"  # 空气多少: 1 and a quarter of 0.2..2
+    assert page.state == state and follow.stats == {"source": "page", "state": state, "page": first.page.pk}
+    queued, topic, done = events_of(redis_db, follow)
+    assert (queued["position"], topic["slug"], topic["source"]) == (0, "zh-sky-blue", "page")
+    assert done["state"] == state and done["page_url"].endswith("#" + state)
+    assert len(redis_db.lrange("qa", 0, -1)) == 1 and gpu_waiting(redis_db) == 0  # checked; no model
 
 
 BEES_HTML = """<!doctype html><html lang="en"><head><title>How bees make honey</title></head><body>
@@ -243,10 +264,11 @@ def test_a_follow_up_in_the_other_language_gets_the_library_lesson_in_that_langu
     assert in_chinese.stats == {"source": "library", "library_page": "zh-tides"}
     assert [p.html for p in first.thread.pages.order_by("version")] == ["<html>tides, in English</html>",
                                                                           exemplar_html("zh-tides")]
-    # Asking again in Chinese would show the page the learner now reads: that is said, and nothing is added.
+    # Asking again in Chinese would show the page the learner now reads, which cannot show it either: that is
+    # said, with the library's other topics near its words, and nothing is added.
     with pytest.raises(GenerationRejected) as refused:
         generation_create(question="再讲一遍潮汐吧", session_key="s1", thread_id=first.thread_id)
-    assert refused.value.code == "cannot_revise"
+    assert refused.value.code == "unknown_topic" and "zh-tides" not in [t.slug for t in refused.value.nearest]
     assert first.thread.pages.count() == 2
 
 
