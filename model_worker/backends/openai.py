@@ -1,10 +1,12 @@
 """A model served over the OpenAI-compatible chat API (vLLM, SGLang, `transformers serve`, ...).
 
 Streaming chat completions over HTTP (server-sent events), prompted with the kit (`chat_prompt`).
-Connect and read timeouts; only a failed connection is retried (nothing was sent, so nothing is
-repeated); a cancel closes the stream, which tells the server to stop. Failures become `BackendError`s:
-`model_unavailable` for a server that is down, slow, refuses the key (401/403) or fails (5xx), and
-`bad_reply` for chunks that are not the API's JSON or a reply with no html page in it. A server that
+Connect and read timeouts; a failed connection is retried (nothing was sent, so nothing is repeated), and
+a 429 after the wait its `Retry-After` asks for (bounded); a cancel closes the stream, which tells the
+server to stop. Failures become `BackendError`s: `model_unavailable` for a server that is down, slow,
+refuses the key (401/403), does not serve the model (404), stays rate-limited, fails (5xx) or breaks off
+its reply, and `bad_reply` for chunks that are not the API's JSON, a reply cut at `max_tokens` or one with
+no html page in it. A server that
 refuses the prompt as longer than its context (vLLM, SGLang and `transformers serve` say so in a 400) is
 asked again without the worked example, as the transformers backend does; refused again, the page is
 `prompt_too_long`.
@@ -34,6 +36,8 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 5.0
 CONNECT_RETRIES = 2  # after the first try
 RETRY_BACKOFF_S = 0.5
+RATE_LIMIT_RETRIES = 2  # a 429 is asked again this often, after the wait it names
+RATE_LIMIT_WAIT_S = 10.0  # the longest wait one 429 is given, whatever its Retry-After says
 REPAIR_TEMPERATURE = 0.7
 # How servers word a prompt longer than the model's context in their 400 (vLLM: "maximum context length",
 # `transformers serve`: "--max-model-len", SGLang: "longer than the model's context length").
@@ -76,15 +80,21 @@ class OpenAIBackend:
             body["max_tokens"] = self.max_new_tokens
         blocks = TokenBlocks(sink)
         try:
-            usage = self._stream({**body, "messages": build_messages(request)}, blocks)
+            usage, finish = self._stream({**body, "messages": build_messages(request)}, blocks)
         except _PromptTooLong as exc:  # refused before a token was written: ask again, shorter
             log.info("the prompt is too long for %s with the worked example (%s); asking without it", self.base_url, exc)
-            usage = self._stream({**body, "messages": build_messages(request, examples=False)}, blocks)
+            usage, finish = self._stream({**body, "messages": build_messages(request, examples=False)}, blocks)
         if not blocks.stopped:
             blocks.flush()
         stats = blocks.stats(forwards=None, tokens=usage)
         if blocks.stopped:
             return PageResult(html="", stats=stats, stopped=True)
+        if finish is None:  # neither a finish_reason nor [DONE]: the connection dropped mid-reply
+            raise BackendError("model_unavailable", f"The model server at {self.base_url} broke off the reply "
+                                                    f"after {stats['tokens']} tokens.", stats)
+        if finish == "length":
+            raise BackendError("bad_reply", f"The model reached its limit of {self.max_new_tokens or stats['tokens']} "
+                                            "tokens (MODEL_MAX_NEW_TOKENS) before the page was finished.", stats)
         html = page_from_reply("".join(blocks.text))
         if not html:
             raise BackendError("bad_reply", f"The model's reply held no html page ({stats['tokens']} tokens).", stats)
@@ -103,11 +113,12 @@ class OpenAIBackend:
         finally:
             response.close()
 
-    def _stream(self, body: dict, blocks: TokenBlocks) -> int | None:
-        """Send the request and feed the reply's text into `blocks`; the server's token count, if it gave one."""
+    def _stream(self, body: dict, blocks: TokenBlocks) -> tuple[int | None, str | None]:
+        """Send the request and feed the reply's text into `blocks`: (the server's token count if it gave one,
+        how the reply ended: its finish_reason, "done" for a bare [DONE], None if it broke off)."""
         response = self._request(lambda: self.client.send(
             self.client.build_request("POST", "/chat/completions", json=body), stream=True))
-        usage = None
+        usage = finish = None
         try:  # leaving early (a cancel) closes the connection: the server stops writing
             try:
                 for line in response.iter_lines():
@@ -115,9 +126,11 @@ class OpenAIBackend:
                     if data is None:
                         continue
                     if data == "[DONE]":
+                        finish = finish or "done"
                         break
-                    text, tokens = _chunk(data)
+                    text, tokens, reason = _chunk(data)
                     usage = tokens if tokens is not None else usage
+                    finish = reason or finish
                     if text and not blocks.add(text, 1):
                         break
             except httpx.TimeoutException:
@@ -128,13 +141,23 @@ class OpenAIBackend:
                                                         f"reply: {exc}", blocks.stats(forwards=None)) from None
         finally:
             response.close()
-        return usage
+        return usage, finish
 
     def _request(self, send) -> httpx.Response:
-        """`send()` with retries on connection failures only; a refused or failed answer is a BackendError."""
-        for attempt in range(self.retries + 1):
+        """`send()` with retries on connection failures and (after the wait it asks for) a 429; a refused or
+        failed answer is a BackendError."""
+        limited = 0
+        attempt = 0
+        while True:
             try:
                 response = send()
+                if response.status_code == 429 and limited < RATE_LIMIT_RETRIES:
+                    limited += 1
+                    wait = _retry_after(response.headers.get("Retry-After"), RETRY_BACKOFF_S * 2**limited)
+                    response.close()
+                    log.warning("model server %s is rate-limiting (429); asking again in %.1f s", self.base_url, wait)
+                    time.sleep(wait)
+                    continue
                 break
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 if attempt == self.retries:
@@ -142,6 +165,7 @@ class OpenAIBackend:
                                                             f"reached: {exc}") from None
                 log.warning("model server %s unreachable (%s); retrying", self.base_url, exc)
                 time.sleep(RETRY_BACKOFF_S * 2**attempt)
+                attempt += 1
             except httpx.TimeoutException:
                 raise BackendError("model_unavailable", f"The model server at {self.base_url} did not answer "
                                                         f"within {self.read_timeout_s:g} s.") from None
@@ -151,6 +175,10 @@ class OpenAIBackend:
             detail = response.text[:300].strip()
             if response.status_code in (401, 403):
                 why = f"refused the API key ({response.status_code}); check MODEL_API_KEY"
+            elif response.status_code == 404:
+                why = f"does not serve the model {self.model!r} (404); check MODEL_NAME: {detail}"
+            elif response.status_code == 429:
+                why = f"is still rate-limiting after {limited} waits (429): {detail}"
             elif response.status_code >= 500:
                 why = f"failed ({response.status_code}): {detail}"
             else:
@@ -168,8 +196,19 @@ def _data(line: str) -> str | None:
     return line[5:].strip()
 
 
-def _chunk(data: str) -> tuple[str, int | None]:
-    """(text, completion tokens the chunk reports) of one streamed chunk; `bad_reply` if it is malformed."""
+def _retry_after(header: str | None, default: float) -> float:
+    """The seconds a 429's `Retry-After` asks for (a number; a date counts as the default), at most
+    RATE_LIMIT_WAIT_S."""
+    try:
+        wait = float(header) if header else default
+    except ValueError:
+        wait = default
+    return min(max(wait, 0.0), RATE_LIMIT_WAIT_S)
+
+
+def _chunk(data: str) -> tuple[str, int | None, str | None]:
+    """(text, completion tokens the chunk reports, its finish_reason) of one streamed chunk; `bad_reply` if
+    it is malformed."""
     try:
         chunk = json.loads(data)
     except ValueError:
@@ -184,15 +223,16 @@ def _chunk(data: str) -> tuple[str, int | None]:
     tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
     choices = chunk.get("choices")
     if choices is None and tokens is not None:
-        return "", tokens
+        return "", tokens, None
     if not isinstance(choices, list):
         raise BackendError("bad_reply", f"The model server streamed a chunk without choices: {data[:120]!r}")
     if not choices:
-        return "", tokens
+        return "", tokens, None
     delta = choices[0].get("delta") if isinstance(choices[0], dict) else None
     if not isinstance(delta, dict):
         raise BackendError("bad_reply", f"The model server streamed a choice without a delta: {data[:120]!r}")
     content = delta.get("content") or ""
     if not isinstance(content, str):
         raise BackendError("bad_reply", f"The model server streamed content that is not text: {data[:120]!r}")
-    return content, tokens
+    finish = choices[0].get("finish_reason")
+    return content, tokens, finish if isinstance(finish, str) else None

@@ -152,3 +152,21 @@ def test_a_cancel_closes_the_connection_the_server_writes_to():
 def test_a_base_url_that_is_no_url_is_refused_at_load():
     with pytest.raises(ValueError, match="MODEL_BASE_URL"):
         OpenAIBackend("localhost:8000", "m")
+
+
+def test_a_429_waits_as_long_as_retry_after_asks_within_a_bound():
+    from model_worker.backends.openai import RATE_LIMIT_WAIT_S, _retry_after
+
+    assert _retry_after("2", 0.5) == 2.0
+    assert _retry_after("3600", 0.5) == RATE_LIMIT_WAIT_S
+    assert _retry_after("Wed, 21 Oct 2026 07:28:00 GMT", 0.5) == 0.5 and _retry_after(None, 1.0) == 1.0
+
+
+def test_a_recorded_capable_model_s_page_comes_through_with_the_server_s_usage():
+    from tests.support.recorded_model import RecordedModel
+
+    with RecordedModel() as server:
+        request = PageRequest(question="What causes the northern lights?", topic="seasons-axial-tilt")
+        outcome = run_page(OpenAIBackend(server.base_url, "m"), request, ListSink())
+    assert outcome.status == "done" and "<title>What causes the northern lights?</title>" in outcome.html
+    assert server.requests[0]["kind"] == "ask" and outcome.stats["tokens"] > 2500
