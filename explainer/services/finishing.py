@@ -88,7 +88,7 @@ def generation_finish(*, generation_id, outcome: PageOutcome) -> Generation:
         else:
             generation.status = Generation.Status.FAILED
             generation.error_code = (outcome.error_code or "generation_failed")[:40]
-            generation.error_message = outcome.error_message or learner_messages.NOT_WRITTEN
+            generation.error_message = learner_messages.not_written(generation.error_code, outcome.error_message)
         generation.save()
         transaction.on_commit(lambda: metrics.generation_ended(
             outcome=generation.status, error_code=generation.error_code if generation.status == "failed" else ""))

@@ -46,6 +46,13 @@ NO_WORDS = "That question has no words in it. Type a question first."
 UNKNOWN_THREAD = "That thread does not exist or is not yours."
 CANCELLED = "Stopped before the page was finished."
 NOT_WRITTEN = "The page could not be written."
+# A page the model failed to write, by the engine's error code: what the learner can do first, then the
+# engine's own words for whoever looks closer (a teacher, the operator).
+MODEL_FAILED = {
+    "model_unavailable": "The model that writes pages is not answering right now, so this page could not be "
+                         "written. Please try again in a minute.",
+    "bad_reply": "The model's answer was not a complete page. Please ask again, perhaps in other words.",
+}
 # The reaper's (explainer/services/lifecycle.py).
 WORKER_LOST = "The model worker stopped while writing this page. Please try again."
 REQUEUED = "The model worker stopped while writing this page; it will be written again."
@@ -55,6 +62,14 @@ QUEUE_LOST = "Your question was lost from the queue while the server restarted. 
 def in_lang(texts: dict[str, str], lang: str | None) -> str:
     """The text for `lang`, English for any other."""
     return texts.get(lang or "en", texts["en"])
+
+
+def not_written(code: str, detail: str | None) -> str:
+    """Why a page was not written, for the learner first (`MODEL_FAILED`), with the engine's `detail` after."""
+    learner = MODEL_FAILED.get(code)
+    if learner is None:
+        return detail or NOT_WRITTEN
+    return f"{learner} ({detail})" if detail else learner
 
 
 def too_long(length: int, limit: int) -> str:
