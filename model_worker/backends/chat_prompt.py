@@ -2,7 +2,9 @@
 
 The system message teaches the kit (`static/kit/REFERENCE.md`) and the rules of a page; the library
 page the router chose (`PageRequest.topic`) follows as a worked example, one question and its page;
-then the learner's question in the asked language. A follow-up sends the current page and asks for the
+then the learner's question in the asked language (after a teacher's note, if the topic has one). The
+system message is the same bytes for every request in one language, so a server's prefix cache (vLLM's,
+SGLang's) keeps it from one page to the next; whatever varies comes after it. A follow-up sends the current page and asks for the
 revised whole page; a repair sends the failing page with what the render check found.
 """
 
@@ -54,9 +56,10 @@ def build_messages(request: PageRequest, *, examples: bool = True) -> list[dict]
             lang, question = page.questions[0]
             messages.append({"role": "user", "content": question})
             messages.append({"role": "assistant", "content": f"```html\n{page.html.strip()}\n```"})
-    if request.topic_note and request.topic_note.strip():
-        messages[0]["content"] += f"\n\nThe teacher's note for this topic: {' '.join(request.topic_note.split())}"
-    messages.append({"role": "user", "content": _ask(request)})
+    ask = _ask(request)
+    if request.topic_note and request.topic_note.strip():  # after the shared prefix, not in the system message
+        ask = f"The teacher's note for this topic: {' '.join(request.topic_note.split())}\n\n{ask}"
+    messages.append({"role": "user", "content": ask})
     return messages
 
 

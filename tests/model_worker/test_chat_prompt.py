@@ -66,3 +66,20 @@ def test_the_page_is_taken_from_fences_or_prose_and_validated():
     assert "no closing </html>" in page_problems("<!doctype html><html><body>")[0]
     assert any("kit import" in p for p in page_problems("<!doctype html><html><body></body></html>"))
     assert page_problems("<!doctype html> </html>", kit=False) == ["no <body> or <script>: the page shows nothing"]
+
+
+def test_every_request_in_one_language_begins_with_the_same_bytes_so_a_prefix_cache_hits():
+    """vLLM and SGLang cache a prompt's prefix: the system message (kit reference first) is one string per
+    language whatever the question, topic, teacher's note, follow-up or repair; what varies comes after it."""
+    note = RepairNote(page="<html>bad</html>", errors=("canvas: blank",), attempt=1)
+    for lang, question in (("en", "Why is the sky blue?"), ("zh", "天空为什么是蓝色的？")):
+        requests = [PageRequest(question=question, lang=lang), PageRequest(question="Tides?", lang=lang, topic="tides"),
+                    PageRequest(question=question, lang=lang, topic="sky-blue", topic_note="Use the word scatter."),
+                    PageRequest(question="bigger", lang=lang, previous_page="<html>page</html>"),
+                    PageRequest(question=question, lang=lang, repair=note)]
+        systems = {build_messages(r)[0]["content"] for r in requests}
+        assert len(systems) == 1
+        assert systems.pop().index("# The page kit") < 1000  # the kit reference right after the short rules
+    noted = build_messages(PageRequest(question="Why?", topic="sky-blue", topic_note="Use the word scatter."))
+    assert noted[-1]["content"].startswith("The teacher's note for this topic: Use the word scatter.")
+    assert build_messages(PageRequest(question="Why?"))[0] != build_messages(PageRequest(question="为什么？", lang="zh"))[0]
