@@ -15,6 +15,7 @@ from explainer.selectors.library import library_page_html
 class OnPage:
     page: PageVersion  # the version the learner reads (what a follow-up would revise)
     match: StateMatch
+    hidden: bool = False  # a teacher hid a version of the thread that is this very page (another state of it)
 
     @property
     def fragment(self) -> str:
@@ -33,4 +34,4 @@ def follow_up_on_page(*, thread: Thread, question: str, lang: str) -> OnPage | N
     match = state_match(question=question, html=page.html, current=current, lang=lang, library=library)
     if match is None or match.state == current:
         return None
-    return OnPage(page=page, match=match)
+    return OnPage(page=page, match=match, hidden=thread.pages.filter(hidden=True, html=page.html).exists())

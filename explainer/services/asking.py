@@ -143,6 +143,9 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
         metrics.router_decided(decision=_decision(plan))
     topic = topic_event(plan)
     on_page = follow_up_on_page(thread=thread, question=question, lang=lang) if thread is not None else None
+    if on_page is not None and on_page.hidden:
+        # A teacher hid this page (in another of its states): showing it again in a new state would bring it back.
+        raise GenerationRejected("cannot_revise", say.in_lang(say.PAGE_HIDDEN, lang), refund=True)
     if on_page is not None:  # the page itself answers, whatever the backend: it opens in that state
         return _answer_on_page(on_page, question=question, lang=lang, learner=learner, classroom=classroom,
                                topic=topic)

@@ -137,6 +137,22 @@ async def test_a_follow_up_that_names_a_part_of_a_page_the_teacher_hid_is_refuse
     assert len(await versions(thread)) == 1 and gpu_waiting(redis_db) == 0
 
 
+@database_sync_to_async
+def hide(thread: Thread, version: int) -> None:
+    thread.pages.filter(version=version).update(hidden=True)
+
+
+async def test_a_follow_up_on_a_page_the_teacher_hid_in_another_state_is_refused_too(connect, session_key, redis_db):
+    thread = await lesson_thread(session_key, "heart")
+    ws = await connect()
+    *_, done = await follow_up(ws, thread, "Tell me about the valves")
+    assert done["version"] == 2
+    await hide(thread, 1)  # the lesson as written; version 2, the same page with its valves open, stays shown
+    [error] = await follow_up(ws, thread, "What is the septum?")
+    assert (error["type"], error["code"]) == ("error", "cannot_revise") and "hid this page" in error["message"]
+    assert len(await versions(thread)) == 2 and gpu_waiting(redis_db) == 0
+
+
 async def test_the_link_of_a_state_version_opens_the_page_in_its_state(connect, session_key, client):
     thread = await lesson_thread(session_key, "zh-volcanoes")
     ws = await connect()
