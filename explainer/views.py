@@ -8,6 +8,7 @@ from django.http import Http404, HttpResponsePermanentRedirect, HttpResponseRedi
 from django.shortcuts import render
 from django.templatetags.static import static
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from explainer.pages.links import download_link, page_link
@@ -98,6 +99,7 @@ def thread_detail(request, thread_id):
 
 
 @require_safe
+@never_cache  # Back restores a frame from the cache when it may: a kept redirect would send it to an old link
 def page_open(request, page_id):
     """A page of this browser's threads, by a link that does not expire: it sends the browser on to a
     freshly signed page link (`?download=1`: the page as one file), so a tab left open for hours still

@@ -270,6 +270,12 @@ def patient_server_url(django_db_setup, django_db_blocker, tmp_path_factory):
     yield from _serve(tmp_path_factory, django_db_blocker, ORPHAN_GRACE_S="20")
 
 
+@pytest.fixture(scope="module")
+def short_links_server_url(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The live app with page links that expire after a minute, the shortest PAGE_LINK_TTL_S allows."""
+    yield from _serve(tmp_path_factory, django_db_blocker, PAGE_LINK_TTL_S="60")
+
+
 @pytest.fixture
 def session_key(transactional_db) -> str:
     """A saved browser session, as the learner page gives every visitor."""

@@ -28,6 +28,17 @@ def token_grants(token: str | None, page_id: int) -> bool:
         return False
 
 
+def token_expired(token: str | None, page_id: int) -> bool:
+    """Whether `token` was signed here for exactly this page, and has expired since."""
+    if not token:
+        return False
+    try:
+        signed_for = signing.loads(token, salt=SALT)  # the signature alone, however old
+    except signing.BadSignature:
+        return False
+    return signed_for == page_id and not token_grants(token, page_id)
+
+
 def page_link(page_id: int) -> str:
     """The page's URL, on `PAGE_ORIGIN` when set, else on this server."""
     return f"{settings.PAGE_ORIGIN}{reverse('page_view', args=[page_id])}?k={page_token(page_id)}"

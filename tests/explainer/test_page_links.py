@@ -35,7 +35,9 @@ def test_the_lasting_link_opens_the_page_after_its_signed_link_has_expired(clien
     old = page_link(my_page.pk)
     later = time.time() + settings.PAGE_LINK_TTL_S + 60
     monkeypatch.setattr(time, "time", lambda: later)  # the tab has been open longer than a signed link lasts
-    assert client.get(old).status_code == 404
+    # A frame restored from history (Back, a tab the phone reloaded) asks for the link it was first sent to.
+    expired = client.get(old)
+    assert expired.status_code == 302 and expired["Location"] == reverse("page_open", args=[my_page.pk])
     opened = follow(client, reverse("page_open", args=[my_page.pk]))
     assert opened.status_code == 200 and opened.content.decode() == HTML
     assert opened["Content-Security-Policy"]  # served sandboxed, as by the signed link
@@ -71,3 +73,43 @@ def test_a_page_that_cannot_be_saved_as_one_file_says_why(client, my_page):
     response = client.get(download_link(my_page.pk))
     assert response.status_code == 422
     assert "cannot be saved as one file" in response.content.decode()
+
+
+def expire_links(monkeypatch, settings):
+    later = time.time() + settings.PAGE_LINK_TTL_S + 60
+    monkeypatch.setattr(time, "time", lambda: later)
+
+
+def test_an_expired_link_reopens_the_page_for_its_own_browser_and_for_no_other(client, my_page, settings,
+                                                                               monkeypatch):
+    from django.test import Client
+
+    old, old_download = page_link(my_page.pk), download_link(my_page.pk)
+    expire_links(monkeypatch, settings)
+    assert client.get(old, follow=True).content.decode() == HTML
+    saved = client.get(old_download, follow=True)
+    assert saved.status_code == 200 and "attachment" in saved["Content-Disposition"]
+    stranger = Client()
+    assert stranger.get(old, follow=True).status_code == 404
+    assert stranger.get(old_download, follow=True).status_code == 404
+
+
+def test_a_link_that_was_never_signed_for_the_page_is_not_found_without_a_detour(client, my_page):
+    forged = reverse("page_view", args=[my_page.pk]) + "?k=forged"
+    assert client.get(forged).status_code == 404
+    other = Thread.objects.create(session_key=client.session.session_key)
+    theirs = PageVersion.objects.create(thread=other, generation=Generation.objects.create(thread=other, question="q"),
+                                        version=1, html=HTML)
+    borrowed = page_link(my_page.pk).split("?k=")[1]  # a real token, for another page
+    assert client.get(reverse("page_view", args=[theirs.pk]) + f"?k={borrowed}").status_code == 404
+
+
+def test_on_a_page_origin_an_expired_link_goes_back_to_the_app_s_lasting_link(client, my_page, settings,
+                                                                              monkeypatch):
+    settings.PAGE_ORIGIN, settings.APP_ORIGIN = "http://pages.testserver", "http://testserver"
+    settings.ALLOWED_HOSTS = ["testserver", "pages.testserver"]
+    old = page_link(my_page.pk)
+    expire_links(monkeypatch, settings)
+    expired = client.get(old, HTTP_HOST="pages.testserver")
+    assert expired.status_code == 302
+    assert expired["Location"] == "http://testserver" + reverse("page_open", args=[my_page.pk])

@@ -112,10 +112,14 @@ def test_a_link_signed_for_one_page_does_not_open_another(client, page):
     assert client.get(page_url(other)).status_code == 200
 
 
-def test_an_expired_link_answers_404(client, page, settings):
+def test_an_expired_link_goes_to_the_lasting_link_which_answers_404_to_another_browser(client, page, settings):
     url = page_url(page)
     settings.PAGE_LINK_TTL_S = -1
-    assert client.get(url).status_code == 404
+    expired = client.get(url)
+    assert expired.status_code == 302 and expired["Location"] == reverse("page_open", args=[page.pk])
+    assert client.get(url, follow=True).status_code == 404
+    # Its thumbnail, by the same expired link, is simply not found.
+    assert client.get(thumbnail_link(page.pk)).status_code == 404
 
 
 def test_the_class_teacher_opens_a_page_without_a_link(client, page, teacher):

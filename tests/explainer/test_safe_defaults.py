@@ -59,7 +59,7 @@ def test_an_old_link_stops_working_and_reopening_the_thread_hands_out_a_fresh_on
     old = page_url(page)
     later = time.time() + settings.PAGE_LINK_TTL_S + 5
     monkeypatch.setattr(signing.time, "time", lambda: later)
-    assert client.get(old).status_code == 404
+    assert client.get(old, follow=True).status_code == 404  # by way of the lasting link: not this browser's
     client.get("/")  # the browser gets its session
     Thread.objects.filter(pk=page.thread_id).update(session_key=client.session.session_key)
     response = client.get(reverse("thread", args=[page.thread_id]))
