@@ -77,12 +77,12 @@ def _topic_event(thread, first) -> dict | None:
                                   features=backend_features(), classroom=thread.classroom)
     except NoPlan:  # the thread's library page was removed
         return None
-    if plan.route.page is None:
+    if plan.route.page is None and not plan.for_question:
         return None
     # A thread whose first page was the library's own (a lesson opened from /library/, a page the backend
     # could not write) says so, whatever the backend could write now.
     source = "library" if (first.stats or {}).get("source") == "library" else plan.source
-    return replace(topic_event(plan), score=None, nearest=(), source=source).to_wire()
+    return replace(topic_event(plan, question=first.question), score=None, nearest=(), source=source).to_wire()
 
 
 @require_safe

@@ -93,6 +93,9 @@ class AnswerPlan:
     route: Route  # what the router understood: its page (or none), score and nearest topics
     source: str = "model"  # "model": the backend writes the page | "library": the stored page is the answer
     unsure: bool = False  # refused, but the nearest topic may be the one (`Route.unsure`)
+    # An open-domain backend writes the page for the question itself: the library page (`topic`) is only the
+    # lesson it is grounded on, a related lesson to the learner, never the page's subject.
+    for_question: bool = False
 
     @property
     def from_library(self) -> bool:
@@ -127,4 +130,5 @@ def answer_plan(route: Route, *, open_domain: bool, writable: frozenset[str] | N
         route=route,
         source=source,
         unsure=route.unsure,
+        for_question=open_domain and source == "model",
     )

@@ -48,12 +48,18 @@ def thread_answer_plan(*, question: str, lang: str, thread: Thread, features: Ba
     return answer_plan_for(question=question, lang=lang, features=features, thread=thread, classroom=classroom)
 
 
-def topic_event(plan: AnswerPlan) -> Topic:
-    """The `topic` event of a plan (docs/protocol.md): what the router understood, before any draft."""
+def topic_event(plan: AnswerPlan, *, question: str | None = None) -> Topic:
+    """The `topic` event of a plan (docs/protocol.md): what the router understood, before any draft. A page an
+    open-domain model writes for `question` says it answers the question, its grounding a related lesson."""
     page = plan.route.page
+    answers = related = None
+    if plan.for_question and question:
+        answers = question
+        grounding = page or next((p for p in plan.route.nearest if p.slug == plan.topic), None)
+        related = TopicRef(slug=grounding.slug, title=grounding.title) if grounding else None
     return Topic(
         slug=page.slug if page else None, title=page.title if page else None, lang=plan.lang,
-        score=plan.route.score, nearest=nearest_refs(plan), source=plan.source,
+        score=plan.route.score, nearest=nearest_refs(plan), source=plan.source, answers=answers, related=related,
     )
 
 

@@ -141,7 +141,7 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
                  picked=picked if kind == "ask" else None, exemplar=pinned, classroom=classroom)
     if kind == Generation.Kind.ASK:
         metrics.router_decided(decision=_decision(plan))
-    topic = topic_event(plan)
+    topic = topic_event(plan, question=question if kind == Generation.Kind.ASK else _first_question(thread))
     on_page = follow_up_on_page(thread=thread, question=question, lang=lang) if thread is not None else None
     if on_page is not None and on_page.hidden:
         # A teacher hid this page (in another of its states): showing it again in a new state would bring it back.
@@ -183,6 +183,12 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
                                topic_note=verdict.topic_note)
             transaction.on_commit(lambda: generation_enqueue(generation, request, topic=topic))
     return generation
+
+
+def _first_question(thread: Thread) -> str | None:
+    """The question a thread's pages answer: its first."""
+    first = thread.generations.order_by("created_at").only("question").first()
+    return first.question if first else None
 
 
 def _decision(plan: AnswerPlan) -> str:

@@ -83,15 +83,20 @@ class Retry(Event):
 
 @dataclass(frozen=True)
 class Topic(Event):
-    """What the router understood: the page being written (or none), its language, score and nearest."""
+    """What the router understood: the page being written (or none), its language, score and nearest; for a
+    page a model writes for the question itself, the question it `answers` and the `related` lesson it is
+    grounded on."""
 
     TYPE = "topic"
+    OPTIONAL = frozenset({"answers", "related"})
     slug: str | None
     title: str | None
     lang: str
     score: float | None
     nearest: tuple[TopicRef, ...] = ()
     source: str = "model"  # "model" | "library" | "page" (the page the learner reads, in another state)
+    answers: str | None = None  # the question the page is written for (an open-domain backend)
+    related: TopicRef | None = None  # the library lesson that page is grounded on
 
 
 @dataclass(frozen=True)
@@ -222,6 +227,8 @@ def from_wire(data: dict) -> Event:
         raise ValueError(f"a {cls.TYPE} event has no field(s) {', '.join(sorted(unknown))}")
     if isinstance(own.get("nearest"), list):
         own["nearest"] = tuple(TopicRef(**ref) for ref in own["nearest"])
+    if isinstance(own.get("related"), dict):
+        own["related"] = TopicRef(**own["related"])
     for name in ("errors", "checks"):
         if isinstance(own.get(name), list):
             own[name] = tuple(own[name])

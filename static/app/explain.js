@@ -129,12 +129,20 @@ const handlers = {
   },
   topic(e) {
     // What the server understood, before any draft: the library page being written, or none.
-    if (!e.slug) return; // a refusal (an `error` follows) or an open-domain page with no library topic
+    // A refusal (an `error` follows) names no page; a page a model writes for the question says the question
+    // it answers, and the library lesson it was grounded on only as a related lesson.
+    if (!e.slug && !e.answers) return;
     const asked = state.lastAsk?.lang;
     for (const id of ["live-topic", "page-topic"]) {
       const line = $(id);
-      line.replaceChildren(say().explaining(e.title));
+      line.replaceChildren(say().explaining(e.answers || e.title));
       line.lang = e.lang === "zh" ? "zh" : "en";
+      if (e.answers && e.related) {
+        const note = document.createElement("span");
+        note.className = "note related";
+        note.textContent = say().related(e.related.title);
+        line.append(note);
+      }
       if (asked && e.lang && e.lang !== asked) {
         const note = document.createElement("span");
         note.className = "note";

@@ -245,3 +245,17 @@ def test_a_class_s_suggestions_are_those_in_the_interface_s_language(browser, li
     page.goto(live_server_url + "/")
     expect(page.locator("#suggestions .chip:visible")).to_have_text(visible)
     context.close()
+
+
+def test_a_page_written_for_a_question_outside_the_library_is_headed_by_the_question_not_its_grounding(learner):
+    page, socket = learner
+    ask(page, socket, "What causes the northern lights?")
+    socket.send("queued", G1, thread=THREAD, position=0)
+    socket.send("topic", G1, slug="seasons-axial-tilt", title="Why Earth has seasons", lang="en", score=0.53,
+                nearest=[{"slug": "seasons-axial-tilt", "title": "Why Earth has seasons"}], source="model",
+                answers="What causes the northern lights?",
+                related={"slug": "seasons-axial-tilt", "title": "Why Earth has seasons"})
+    line = page.locator("#live-topic")
+    expect(line).to_contain_text("Explaining: What causes the northern lights?")
+    expect(line.locator(".related")).to_have_text("Related lesson: Why Earth has seasons")
+    expect(line).not_to_contain_text("Explaining: Why Earth has seasons")

@@ -227,6 +227,22 @@ def test_an_open_domain_backend_writes_an_unknown_topic_grounded_on_the_nearest_
     assert TopicRequest.objects.count() == 0
 
 
+def test_a_page_an_open_domain_model_writes_says_the_question_it_answers_and_its_grounding_only_as_related(
+    redis_db, django_capture_on_commit_callbacks, settings
+):
+    """The router sends "What causes the northern lights?" to the seasons page (score 0.53): the page the model
+    writes answers the question, and the seasons lesson is a related lesson, never its subject."""
+    settings.MODEL_BACKEND = OPEN_DOMAIN_TEST_BACKEND
+    for question, grounding in (("What causes the northern lights?", "seasons-axial-tilt"),
+                                (UNKNOWN, nearest_page(UNKNOWN).slug)):
+        generation = ask(django_capture_on_commit_callbacks, question=question)
+        topic = events_of(redis_db, generation)[1]
+        assert topic["answers"] == question and topic["related"]["slug"] == grounding
+    settings.MODEL_BACKEND = "clover"  # a library-only backend writes the library's page: no related lesson
+    topic = events_of(redis_db, ask(django_capture_on_commit_callbacks, question="Why is the sky blue?"))[1]
+    assert "answers" not in topic and "related" not in topic
+
+
 @pytest.mark.parametrize("question", ["?!?", "🤔🌈", "\u200b\u200d\u2060", "？。！ …"])
 def test_a_question_of_only_punctuation_emoji_or_invisible_characters_is_empty(redis_db, question):
     with pytest.raises(GenerationRejected) as refused:
