@@ -1,8 +1,8 @@
 """The operator's endpoints, answered before any other middleware (docs/deploy.md):
 
 - `/healthz`: the process is up (a liveness probe); touches nothing;
-- `/readyz`: the database, Redis and a live worker on every queue (a readiness probe, a load balancer's
-  health check): 200 when ready, 503 when not, with which part is missing;
+- `/readyz`: this process warm, the database, Redis and a live worker on every queue (a readiness
+  probe, a load balancer's health check): 200 when ready, 503 when not, with which part is missing;
 - `/metrics`: Prometheus' text format, for an address in `METRICS_ALLOWED_NETWORKS` or a request
   carrying `Authorization: Bearer <METRICS_TOKEN>`; 403 otherwise.
 

@@ -17,7 +17,7 @@ from explainer.services.finishing import generation_finish
 from explainer.services.streams import redis_client
 from model_worker.contract.pages import PageOutcome
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 PAGE = "<!doctype html>\n<html><head><title>Sky</title></head><body><p>Blue.</p></body></html>\n"
 
