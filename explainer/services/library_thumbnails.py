@@ -43,8 +43,8 @@ def library_thumbnails_make(*, slugs: Iterable[str] = (), force: bool = False,
                 _write(target, report.thumbnail)
                 result = Pictured(page.slug, "made")
             else:
-                failed = [name for name, check in report.checks.items() if check.required and not check.passed]
-                result = Pictured(page.slug, "failed", ", ".join(failed) or report.error or "no picture")
+                why = ", ".join(report.failed_checks) or report.error or "the check took no picture"
+                result = Pictured(page.slug, "failed", why)
         on_page(result)
         done.append(result)
     return done
