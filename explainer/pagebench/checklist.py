@@ -57,14 +57,16 @@ def page_title(html: str) -> str:
 
 def on_question_score(*, question: str, lang: str, title: str, intro: str, index) -> float:
     """The router's score of the page's title and intro for the question, scored beside the library's pages
-    (`index`), so a page is on the question as the router would send the question to it."""
+    (`index`): its nearness, the score before the outside set's share, since a title and an intro are a short
+    record that the outside set's sentences would outweigh."""
     record = LibraryPage(slug=PAGE_KEY, topic=PAGE_KEY, title=title, lang=lang, intro=intro, body=intro)
     scores = index.with_pages([record]).scores(question)
-    return next(s.score for s in scores if s.topic == PAGE_KEY)
+    return next(s.nearness for s in scores if s.topic == PAGE_KEY)
 
 
 def checklist(*, html: str, report: RenderReport, question: str, lang: str, index) -> Checklist:
-    """Score one page; `index`: the router's library index, for the on-question item."""
+    """Score one page; `question`: what it must be on (a follow-up's page: the thread's first question);
+    `index`: the router's library index, for the on-question item."""
     checks = report.checks
     passed = lambda name: bool(checks.get(name) and checks[name].passed)  # noqa: E731
     interaction = report.metrics.get("interaction") or {}

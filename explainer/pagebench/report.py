@@ -80,7 +80,8 @@ def write_report(rows: list[Row], directory: Path, *, meta: dict) -> Path:
     esc = html_text.escape
     summary = (f"{t['pages']}/{t['questions']} pages · {t['passed']} passed the render check · mean checklist "
                f"{t['mean_score']}/{t['of']} · {t['repairs']} repairs · {t['tokens']} tokens · median first token "
-               f"{t['median_first_token_s']} s · page {t['median_seconds']} s · {t['median_tokens_per_s']} tokens/s")
+               f"{_num(t['median_first_token_s'])} s · page {_num(t['median_seconds'])} s · "
+               f"{_num(t['median_tokens_per_s'])} tokens/s")
     meta_line = " · ".join(f"{esc(str(k))}: {esc(str(v))}" for k, v in meta.items())
     document = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>pagebench</title>

@@ -57,9 +57,11 @@ def bench_rows(questions: list[Question], *, backend=None, features=None, writab
 
     index = library_index()
     pages: dict[str, str] = {}
+    words = {q.id: q.question for q in questions}
     for question in questions:
         row = _row(question, previous=pages.get(question.after) if question.after else None, backend=backend,
-                   features=features, writable=writable, library_mode=library_mode, repairs=repairs, index=index)
+                   features=features, writable=writable, library_mode=library_mode, repairs=repairs, index=index,
+                   subject=words.get(question.after, question.question))
         if row.html:
             pages[question.id] = row.html
         if progress:
@@ -67,7 +69,7 @@ def bench_rows(questions: list[Question], *, backend=None, features=None, writab
         yield row
 
 
-def _row(question: Question, *, previous, backend, features, writable, library_mode, repairs, index) -> Row:
+def _row(question: Question, *, previous, backend, features, writable, library_mode, repairs, index, subject) -> Row:
     from explainer.library.router import answer_plan
     from explainer.render_check import check_html
     from explainer.selectors.library import library_page_html, question_route
@@ -108,8 +110,7 @@ def _row(question: Question, *, previous, backend, features, writable, library_m
             break
         row.html, report = fixed.html, check_html(fixed.html)
     row.report = report
-    row.checklist = checklist(html=row.html, report=report, question=question.question, lang=question.lang,
-                              index=index)
+    row.checklist = checklist(html=row.html, report=report, question=subject, lang=question.lang, index=index)
     return row
 
 
