@@ -21,6 +21,8 @@ _HTML_LANG = re.compile(r"<html\b[^>]*\blang=[\"']?([A-Za-z-]+)", re.I)
 _APP = re.compile(r"\b([A-Za-z_$][\w$]*)\s*=\s*start\s*\(")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
+_ASSIGNED = re.compile(r"([A-Za-z_$][\w$]*)\s*=\s*$")
+_SET = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)\s*\.\s*set\s*\(\s*(-?\d+(?:\.\d+)?|true|false)\s*\)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 # After one of these a `/` starts a regular expression, not a division.
 _BEFORE_REGEX = set("(,=:[!&|?{};+-*%<>~^") | {""}
@@ -37,6 +39,9 @@ class KitStep:
     number: int  # from 1, as the page's step counter shows it
     title: str
     text: str
+    # What its `enter()` sets by literal (`silica.set(70)`), as (control label, value): where a control starts
+    # when the learner is on this step.
+    sets: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -250,8 +255,15 @@ def _number(value, default: float | None) -> float | None:
 
 def _call_args(script: str, app: str, method: str):
     """A reader at the first argument of each `app.method(` call."""
+    for _, reader in _assigned_calls(script, app, method):
+        yield reader
+
+
+def _assigned_calls(script: str, app: str, method: str):
+    """Each `app.method(` call, as (the variable it is assigned to, or None; a reader at its first argument)."""
     for match in re.finditer(rf"(?<![\w$.]){re.escape(app)}\s*\.\s*{method}\s*\(", script):
-        yield _Reader(script, match.end())
+        assigned = _ASSIGNED.search(script, max(0, match.start() - 80), match.start())
+        yield (assigned.group(1) if assigned else None), _Reader(script, match.end())
 
 
 def _options(reader: _Reader, *, after_first: bool = False) -> dict:
@@ -277,29 +289,47 @@ def _parts(script: str, app: str, lang: str) -> list[KitPart]:
     return parts
 
 
-def _steps(script: str, app: str, lang: str) -> list[KitStep]:
+def _steps(script: str, app: str, lang: str, controls: dict[str, str]) -> list[KitStep]:
+    """The narration's steps; `controls` (a control's variable: its label) reads what each step's `enter` sets."""
     for reader in _call_args(script, app, "steps"):
         if reader.peek() != "[":
             return []
-        listed = reader.value()
-        if not isinstance(listed, list) or not all(isinstance(s, dict) for s in listed):
+        reader.at += 1
+        listed = []  # (the step's literal, its source)
+        while reader.peek() not in ("]", ""):
+            begin = reader.at
+            listed.append((reader.value(), script[begin:reader.at]))
+            if reader.peek() == ",":
+                reader.at += 1
+        if not all(isinstance(s, dict) for s, _ in listed):
             return []
-        steps = [KitStep(number=i, title=_text(s.get("title"), lang) or "", text=_text(s.get("text"), lang) or "")
-                 for i, s in enumerate(listed, start=1)]
+        steps = [KitStep(number=i, title=_text(s.get("title"), lang) or "", text=_text(s.get("text"), lang) or "",
+                         sets=_sets(source, controls))
+                 for i, (s, source) in enumerate(listed, start=1)]
         return [s for s in steps if s.title or s.text]
     return []
 
 
-def _controls(script: str, app: str, lang: str) -> list[KitControl]:
+def _sets(source: str, controls: dict[str, str]) -> tuple[tuple[str, float], ...]:
+    """The controls a step's source sets by literal, by label (`silica.set(70)`, `valve.set(true)`)."""
+    found: dict[str, float] = {}
+    for name, value in _SET.findall(source):
+        if name in controls:
+            found[controls[name]] = 1.0 if value == "true" else 0.0 if value == "false" else float(value)
+    return tuple(found.items())
+
+
+def _controls(script: str, app: str, lang: str) -> tuple[list[KitControl], dict[str, str]]:
+    """The page's controls, and the variable each slider or toggle is assigned to: its label."""
     default_label = {"en": "Timeline", "zh": "时间轴"}[lang]  # the kit's own word (static/kit/text.js)
-    controls = []
+    controls, names = [], {}
     for reader in _call_args(script, app, "timeline"):
         options = _options(reader)
         label = _text(options.get("label"), lang) if "label" in options else default_label
         duration = _number(options.get("duration"), 10.0)
         if label and duration and duration > 0:
             controls.append(KitControl("timeline", label, 0.0, duration, None, 0.0))
-    for reader in _call_args(script, app, "slider"):
+    for name, reader in _assigned_calls(script, app, "slider"):
         options = _options(reader)
         label = _text(options.get("label"), lang)
         low, high = _number(options.get("min"), 0.0), _number(options.get("max"), 1.0)
@@ -307,16 +337,19 @@ def _controls(script: str, app: str, lang: str) -> list[KitControl]:
         if label and low is not None and high is not None and high > low:
             value = _number(options.get("value"), low)
             controls.append(KitControl("slider", label, low, high, step, low if value is None else value))
-    for reader in _call_args(script, app, "toggle"):
+            names[name] = label
+    for name, reader in _assigned_calls(script, app, "toggle"):
         options = _options(reader)
         label = _text(options.get("label"), lang)
         if label:
             on = options.get("value") is True
             controls.append(KitControl("toggle", label, 0.0, 1.0, 1.0, 1.0 if on else 0.0))
+            names[name] = label
     seen: set[str] = set()
     # Two controls with one label cannot be told apart in a page link: neither is named.
     twice = {c.label for c in controls if c.label in seen or seen.add(c.label)}
-    return [c for c in controls if c.label not in twice]
+    return [c for c in controls if c.label not in twice], {n: label for n, label in names.items()
+                                                           if n and label not in twice}
 
 
 def page_lang(html: str, script: str = "") -> str:
@@ -334,5 +367,6 @@ def kit_calls(html: str) -> KitCalls:
     if started is None:
         return KitCalls(lang=lang)
     app = started.group(1)
-    return KitCalls(lang=lang, parts=tuple(_parts(script, app, lang)), steps=tuple(_steps(script, app, lang)),
-                    controls=tuple(_controls(script, app, lang)))
+    controls, names = _controls(script, app, lang)
+    return KitCalls(lang=lang, parts=tuple(_parts(script, app, lang)), steps=tuple(_steps(script, app, lang, names)),
+                    controls=tuple(controls))

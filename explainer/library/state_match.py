@@ -78,19 +78,26 @@ def _page(html: str, kept: bool) -> _Page:
         return _Page(calls, None)
 
 
-def _moved(control: KitControl, way: str, current: PageState) -> str | None:
-    """The control's value after moving it `way` from where the state (else the page) has it; None when
-    that direction means nothing to it."""
+def _start(control: KitControl, current: PageState, calls: KitCalls) -> float:
+    """Where the control is in the state: set by the state, else by the state's step, else as the page starts it."""
+    try:
+        return float(current.control(control.label))
+    except (TypeError, ValueError):
+        pass
+    step = next((s for s in calls.steps if s.number == current.step), None)
+    return dict(step.sets).get(control.label, control.value) if step else control.value
+
+
+def _moved(control: KitControl, way: str, current: PageState, calls: KitCalls) -> str | None:
+    """The control's value after moving it `way` from where the learner sees it; None when that direction means
+    nothing to it."""
     if control.kind == "timeline":
         return {START: "play", STOP: "pause"}.get(way)
     if control.kind == "toggle":
         return {START: "on", STOP: "off"}.get(way)
     if way not in (UP, DOWN):
         return None
-    try:
-        value = float(current.control(control.label) or control.value)
-    except ValueError:
-        value = control.value
+    value = _start(control, current, calls)
     span = control.high - control.low
     value += NUDGE * span * (1 if way == UP else -1)
     if control.step:
@@ -139,7 +146,7 @@ def state_match(*, question: str, html: str, current: PageState | None = None, l
         if found is not None and found.score >= CONTROL_THRESHOLD:
             label = found.topic.split(":", 1)[1]
             control = next(c for c in page.calls.controls if c.label == label)
-            value = _moved(control, way, current)
+            value = _moved(control, way, current, page.calls)
             if value is not None:
                 return StateMatch(current.with_control(label, value), found.topic, found.score)
     found = _part_or_step(question, scores, page.index)

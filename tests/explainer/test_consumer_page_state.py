@@ -17,7 +17,7 @@ from tests.support.sockets import receive_until
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 # Three lessons in both languages: a follow-up naming a part, one naming what a step is about, one naming a
-# control with a direction (the label, and +1 up or -1 down from where the page starts it), and one unrelated.
+# control with a direction (the label, and +1 up or -1 down from where the step leaves it), and one unrelated.
 LESSONS = {
     "volcanoes": ("Tell me about the magma chamber", "Magma chamber", "How does a shield volcano form?", 4,
                   "More silica please", "Silica in the magma", 50, +1, "How do bees make honey?"),
@@ -25,7 +25,8 @@ LESSONS = {
                      "二氧化硅含量调高一点", "岩浆的二氧化硅含量", 50, +1, "蜜蜂怎么酿蜜？"),
     "heart": ("Tell me about the valves", "Valves", "How does blood go to the lungs?", 5,
               "Slower heart rate please", "Heart rate", 72, -1, "What is a black hole?"),
-    "zh-heart": ("讲讲瓣膜", "瓣膜", "运动时心脏会怎样？", 7, "把心率调快一点", "心率", 72, +1, "黑洞是什么？"),
+    # The exercise step sets the rate to 150: slower is from there.
+    "zh-heart": ("讲讲瓣膜", "瓣膜", "运动时心脏会怎样？", 7, "心率慢一些", "心率", 150, -1, "黑洞是什么？"),
     "circuits": ("What does the battery do?", "Battery", "What happens if I take out a bulb?", 4,
                  "Make the battery lower", "Battery", 6, -1, "How do magnets work?"),
     "zh-circuits": ("讲讲开关", "开关", "取下一个灯泡会怎样？", 4, "电源电压调高一点", "电源电压", 6, +1, "磁铁是怎么工作的？"),

@@ -27,6 +27,7 @@ def test_the_kit_calls_of_the_volcano_lesson_are_read_without_running_it():
     assert [p.title for p in calls.parts][:3] == ["Magma chamber", "Vent", "Crater"]
     assert calls.parts[0].text.startswith("A store of molten rock")
     assert [(s.number, s.title) for s in calls.steps][-1] == (7, "Where volcanoes are")
+    assert calls.steps[5].sets == (("Silica in the magma", 70), ("Gas dissolved in the magma", 5))  # its enter()
     silica = next(c for c in calls.controls if c.label == "Silica in the magma")
     assert (silica.kind, silica.low, silica.high, silica.step, silica.value) == ("slider", 48, 74, 1, 50)
     assert next(c for c in calls.controls if c.kind == "timeline").label == "Time"
@@ -137,6 +138,9 @@ def test_a_control_moves_on_from_the_state_the_page_is_in_and_stops_at_its_end()
     assert second.state.control("Silica in the magma") == "64"
     top = PageState(step=2, controls=(("Silica in the magma", "74"),))
     assert state_match(question="higher silica", html=html, current=top).state == top
+    # On the step that makes the magma sticky (its enter() sets silica to 70), less silica is less than 70.
+    sticky = state_match(question="Less silica", html=html, current=PageState(step=5))
+    assert sticky.state == PageState(step=5, controls=(("Silica in the magma", "64"),))
 
 
 def test_a_part_keeps_the_scene_and_a_step_sets_its_own():
