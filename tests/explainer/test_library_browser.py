@@ -91,7 +91,10 @@ def test_on_a_phone_the_shelf_fits_filters_and_opens_a_lesson_in_the_other_langu
 def test_a_chinese_browser_sees_the_shelf_in_chinese(browser, live_server_url):
     context = browser.new_context(locale="zh-CN", viewport={"width": 390, "height": 844})
     page = context.new_page()
-    page.goto(live_server_url + "/library/")
+    page.goto(live_server_url + "/")  # the home page's links to the library speak the interface's language
+    expect(page.locator("#library-link")).to_have_text("资料库")
+    expect(page.locator("#browse-library")).to_have_text("或者浏览资料库：按学科排列的每一节课")
+    page.click("#library-link")
     expect(page.locator('.card[data-topic="volcanoes"] .card-title')).to_have_text("火山是怎样喷发的")
     expect(page.locator('.card[data-topic="volcanoes"] .card-other')).to_have_text("English")
     page.screenshot(path=str(SHOTS / "library-390-zh.png"))
