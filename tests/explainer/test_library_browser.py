@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from model_worker.corpus import load_pages
+from tests.support.accessibility import serious_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -73,6 +74,7 @@ def test_on_a_phone_the_shelf_fits_filters_and_opens_a_lesson_in_the_other_langu
     assert two_a_row
     wait_for_pictures(page)
     page.screenshot(path=str(SHOTS / "library-390.png"))
+    assert serious_violations(page) == []  # the shelf, as axe-core judges a page
 
     in_grade_5 = {p.topic for p in load_pages() if int(p.grade.split("-")[0]) <= 5 <= int(p.grade.split("-")[1])}
     page.select_option("#shelf-grade", "5")
