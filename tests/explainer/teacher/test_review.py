@@ -299,9 +299,10 @@ def test_a_topic_with_an_exemplar_answers_its_new_questions_with_that_page_and_f
     assert asked.page.html == next(p.html for p in load_pages() if p.slug == "magnetism")
     assert sent == ["explainer.render_check"]
     with django_capture_on_commit_callbacks(execute=True):
-        generation_create(question="Make the magnet bigger", session_key="k", learner=learner,
-                          thread_id=asked.thread_id)
-    assert sent[1:] == ["model_worker.generate_page"]  # a follow-up revises the page with the model
+        generation_create(question="Who first found out that the Earth itself is a magnet?", session_key="k",
+                          learner=learner, thread_id=asked.thread_id)
+    # A follow-up the page's own parts, steps and controls cannot answer revises the page with the model.
+    assert sent[1:] == ["model_worker.generate_page"]
     with pytest.raises(ValidationError, match="no exemplar page 'no-such-page'"):
         topic_update(topic=magnetism, title="Magnetism", exemplar="no-such-page")
 
