@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import io
 import json
 import logging
@@ -38,9 +39,14 @@ def lines(stream) -> list[dict]:
 
 def test_a_line_inside_a_generation_names_it_and_a_line_outside_names_none(json_logger):
     logger, stream = json_logger
-    with logs.generation("6c1f0e7a-0000-4000-8000-000000000001"):
-        logger.info("writing %s", "块 1")
-    logger.warning("idle")
+
+    def log_inside_then_outside():
+        with logs.generation("6c1f0e7a-0000-4000-8000-000000000001"):
+            logger.info("writing %s", "块 1")
+        logger.warning("idle")
+
+    # In an empty context, as a fresh thread starts: a task an earlier test ran in this thread named its own.
+    contextvars.Context().run(log_inside_then_outside)
 
     inside, outside = lines(stream)
     assert inside["generation_id"] == "6c1f0e7a-0000-4000-8000-000000000001"
