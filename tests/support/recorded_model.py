@@ -31,21 +31,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = ROOT / "tests" / "data" / "recorded"
+# A capable model asked an in-library question writes a page like the library's own; the recording is that page.
+CORPUS = ROOT / "model_worker" / "corpus" / "pages"
 TOKENIZER = ROOT / "model_worker" / "checkpoints" / "clover-demo" / "tokenizer.json"
 MODEL = "recorded-capable-model"
 
 
 @dataclass(frozen=True)
 class Recording:
-    file: str | None  # a page under tests/data/recorded/; None: no page at all
+    file: str | None  # a page under tests/data/recorded/ (or `CORPUS / name`); None: no page at all
     wrap: str = "fenced"  # "fenced": one ```html block | "prose": words around the block | "bare": no fence
     cut: bool = False  # the page without its closing </html>
 
 
 # New questions, as the learner asks them (in and outside the library, English and Chinese).
 ASKS = {
-    "Why do some volcanoes explode while others just let lava flow out?": Recording("volcanoes.html"),
-    "火山是怎样喷发的？": Recording("volcanoes-zh.html"),
+    "Why do some volcanoes explode while others just let lava flow out?": Recording(str(CORPUS / "volcanoes.html")),
+    "火山是怎样喷发的？": Recording(str(CORPUS / "zh-volcanoes.html")),
     "What causes the northern lights?": Recording("northern-lights.html", wrap="prose"),
     "台风是怎么形成的？": Recording("typhoon-zh.html"),
     # broken replies: a runtime error (fixed by its repair below), a page cut before </html>, prose alone
