@@ -53,6 +53,10 @@ class Generation(models.Model):
     error_code = models.CharField(max_length=40, blank=True)
     error_message = models.TextField(blank=True)
     stats = models.JSONField(default=dict, blank=True)
+    # What the model said when asked whether the router's unsure lesson answers the question
+    # (explainer/library/second_opinion.py): "yes", "no" or "unknown"; blank when it was not asked.
+    second_opinion = models.CharField(max_length=8, blank=True, default="")
+    second_opinion_lesson = models.CharField(max_length=80, blank=True, default="")  # the lesson's slug
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
