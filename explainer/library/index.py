@@ -32,11 +32,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from explainer.library.records import LibraryPage
+from explainer.library.text import question_key
 from explainer.library.tokens import Analyzer
 
 # The sentence similarity that counts as nothing in common, and the span above it that counts as 1.
 SEMANTIC_FLOOR = 0.3
 SEMANTIC_SPAN = 0.5
+# A question this close (cosine) to one a teacher said a topic answers wrongly is a paraphrase of it: the topic
+# scores nothing for it (about 0.8 is a paraphrase, and unrelated text lands near 0.2-0.3).
+WRONG_NEAR = 0.8
 
 
 class EmptyLibrary(ValueError):
@@ -51,6 +55,7 @@ class TopicScore:
     coverage: float = 0.0  # idf-weighted share of the question's terms found in the topic's pages
     semantic: float = 0.0  # sentence similarity (cosine) of the question to the topic's head texts
     outside: float = 0.0  # what the outside set took off the score: an outside question is closer than the topic
+    wrong: bool = False  # a teacher said the topic answers this question (or one it paraphrases) wrongly: scores 0
 
     @property
     def nearness(self) -> float:
@@ -135,8 +140,11 @@ class _Field:
 class LibraryIndex:
     """BM25 over every page's fields; `scores()` ranks the topics for a question."""
 
-    def __init__(self, pages: Iterable[LibraryPage], recipe: IndexRecipe = DEFAULT_RECIPE, *, encoder=None):
-        """`encoder`: the sentence encoder of the semantic share (default: the process's, which keeps every text)."""
+    def __init__(self, pages: Iterable[LibraryPage], recipe: IndexRecipe = DEFAULT_RECIPE, *, encoder=None,
+                 wrong: Iterable[tuple[str, str]] = ()):
+        """`encoder`: the sentence encoder of the semantic share (default: the process's, which keeps every text).
+        `wrong`: (page slug, question) pairs a teacher said the page answers wrongly: that question, and its near
+        paraphrases (`WRONG_NEAR`), score nothing on the page's topic."""
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import: a line per build
         self.recipe = recipe
         self._encoder = encoder
@@ -150,6 +158,8 @@ class LibraryIndex:
         for page in self.pages:
             self.topics.setdefault(page.topic, []).append(page)
         self._owners = [p.topic for p in self.pages]
+        self.wrong = tuple((slug, q) for slug, q in wrong if slug in self.by_slug)
+        self._wrong_keys = {(self.by_slug[slug].topic, question_key(q)) for slug, q in self.wrong}
         heads = [list(_page_terms(recipe.analyzer, page_head(p))) for p in self.pages]
         bodies = [list(_page_terms(recipe.analyzer, p.body)) if recipe.body else [] for p in self.pages]
         # Which terms each topic's pages hold, in their heads and in their bodies, and how rare each term
@@ -177,7 +187,8 @@ class LibraryIndex:
             from explainer.library.semantic import SemanticField
 
             self._semantic = SemanticField(self.pages, encoder,
-                                           outside=outside_questions() if recipe.outside_penalty else ())
+                                           outside=outside_questions() if recipe.outside_penalty else (),
+                                           wrong=[(self.by_slug[slug].topic, q) for slug, q in self.wrong])
 
     def __len__(self) -> int:
         return len(self.pages)
@@ -187,7 +198,7 @@ class LibraryIndex:
         merged = dict(self.by_slug)
         for page in pages:
             merged[page.slug] = page
-        return LibraryIndex(merged.values(), self.recipe, encoder=self._encoder)
+        return LibraryIndex(merged.values(), self.recipe, encoder=self._encoder, wrong=self.wrong)
 
     def scores(self, question: str) -> list[TopicScore]:
         """Every topic with its score for the question, best first (ties by topic name)."""
@@ -200,8 +211,12 @@ class LibraryIndex:
                     best[owner] = max(best.get(owner, 0.0), score * weight)
         similar = self._semantic.similarities(question) if self._semantic and question.strip() else None
         weight = self.recipe.semantic_weight
+        key = question_key(question)
         ranked = []
         for topic in self.topics:
+            if (topic, key) in self._wrong_keys or (similar and similar.wrong.get(topic, -1.0) >= WRONG_NEAR):
+                ranked.append(TopicScore(topic, 0.0, wrong=True))
+                continue
             match = best.get(topic, 0.0)
             coverage = self.coverage(query, topic) if match > 0 else 0.0
             score = math.sqrt(match * coverage) if self.recipe.coverage else match

@@ -99,6 +99,9 @@ class Similarity(NamedTuple):
     topics: dict[str, float]  # each topic's similarity: the mean cosine of its closest CLOSEST_SHARE of head texts
     closest: dict[str, float]  # each topic's single closest head text
     outside: float  # the closest question of the outside set; -1.0 when the set is empty
+    # Per topic, the closest question a teacher said it answers wrongly (`LibraryIndex`'s `wrong`); topics
+    # without one are left out.
+    wrong: dict[str, float]
 
 
 class SemanticField:
@@ -106,7 +109,8 @@ class SemanticField:
     `similarities()` compares a question with both."""
 
     def __init__(self, pages: Iterable[LibraryPage], encoder: SentenceEncoder | None = None, *,
-                 outside: Sequence[str] = ()):
+                 outside: Sequence[str] = (), wrong: Sequence[tuple[str, str]] = ()):
+        """`wrong`: (topic, question) pairs, questions the topic must not answer."""
         self._encoder = encoder or sentence_encoder()
         texts, owners = [], []
         for page in pages:
@@ -122,6 +126,8 @@ class SemanticField:
         if len(vectors) and len(self._vectors):
             vectors = vectors[(vectors @ self._vectors.T).max(axis=1) < ANSWERED]
         self._outside = vectors
+        self._wrong_topics = [topic for topic, _ in wrong]
+        self._wrong = self._encoder.encode([question for _, question in wrong])  # (W, 512)
 
     def similarities(self, question: str) -> Similarity:
         """The question against every topic's head texts and against the outside set."""
@@ -133,4 +139,7 @@ class SemanticField:
             topics[topic] = float(ranked[: math.ceil(len(rows) * CLOSEST_SHARE)].mean())
             closest[topic] = float(ranked[0])
         outside = float((self._outside @ vector).max()) if len(self._outside) else -1.0
-        return Similarity(topics, closest, outside)
+        wrong: dict[str, float] = {}
+        for topic, cosine in zip(self._wrong_topics, (self._wrong @ vector).tolist(), strict=True):
+            wrong[topic] = max(wrong.get(topic, -1.0), float(cosine))
+        return Similarity(topics, closest, outside, wrong)

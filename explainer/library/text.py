@@ -55,6 +55,11 @@ def comparable(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
+def question_key(question: str) -> str:
+    """The form repeats of one question share: lower case, single spaces, no end punctuation."""
+    return " ".join(question.lower().split()).rstrip("?？!！.。 ")[:500]
+
+
 def has_content(text: str) -> bool:
     """True when the text has a letter or a digit: punctuation, symbols and emoji alone say nothing."""
     return any(unicodedata.category(c)[0] in "LN" for c in text)

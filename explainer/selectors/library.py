@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from explainer.library.index import LibraryIndex
+from explainer.library.learned import with_variants
 from explainer.library.records import LibraryPage, corpus_records, record_from_class_page
 from explainer.library.router import DEFAULT_THRESHOLD, Route, route_question, route_to_page
 
@@ -31,16 +32,20 @@ def library_pages(*, classroom=None) -> tuple[LibraryPage, ...]:
 
 
 @functools.lru_cache(maxsize=32)
-def index_for(pages: tuple[LibraryPage, ...]) -> LibraryIndex:
-    """The index over these records, built once while it is among the 32 last used (a class's library, its
-    topics)."""
-    return LibraryIndex(pages)
+def index_for(pages: tuple[LibraryPage, ...], wrong: tuple[tuple[str, str], ...] = ()) -> LibraryIndex:
+    """The index over these records (and the questions teachers said a page answers wrongly), built once while
+    it is among the 32 last used (a class's library, its topics)."""
+    return LibraryIndex(pages, wrong=wrong)
 
 
 def library_index(*, classroom=None) -> LibraryIndex:
-    """The index over `library_pages(classroom=...)`, cached by those pages: a page a teacher adds or
-    deletes makes a new index on the class's next question, with no restart."""
-    return index_for(library_pages(classroom=classroom))
+    """The index over `library_pages(classroom=...)` with what the router learned for that library
+    (`selectors.learned_routes`), cached by both: a page a teacher adds or deletes, a learner's pick or a
+    teacher's correction makes a new index on the class's next question, with no restart."""
+    from explainer.selectors.learned_routes import learned_routes
+
+    learned = learned_routes(classroom=classroom)
+    return index_for(with_variants(library_pages(classroom=classroom), learned.variants), learned.wrong)
 
 
 def library_page_html(*, slug: str, classroom=None) -> str | None:

@@ -74,3 +74,9 @@ def featured_page_for(*, classroom: Classroom | None, question: str) -> PageVers
         if comparable(page.generation.question).rstrip("?？!！.。 ") == wanted:
             return page
     return None
+
+
+def thread_question(*, thread) -> str | None:
+    """The question a thread was routed by: its first."""
+    first = thread.generations.order_by("created_at").only("question").first()
+    return first.question if first else None

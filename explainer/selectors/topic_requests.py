@@ -30,7 +30,8 @@ def requested_topics(*, user, classroom: Classroom | None = None, limit: int = 2
         example = latest.values("question", "nearest", "lang").first()
         answered_by = request_answered_by(classroom=classes.get(row["classroom_id"]), question=example["question"],
                                           lang=example["lang"])
-        out.append({**row, "question": example["question"], "nearest": example["nearest"], "answered_by": answered_by})
+        out.append({**row, "question": example["question"], "nearest": example["nearest"], "lang": example["lang"],
+                    "answered_by": answered_by})
     return out
 
 

@@ -27,7 +27,7 @@ from explainer.selectors.library import library_page_html
 from explainer.selectors.page_state import OnPage, follow_up_on_page
 from explainer.selectors.review import featured_page_for
 from explainer.services import learner_messages as say
-from explainer.services import moderation, rate_limits
+from explainer.services import moderation, rate_limits, route_learning
 from explainer.services.dispatch import generation_enqueue
 from explainer.services.finishing import generation_answer_stored
 from explainer.services.rejection import GenerationRejected
@@ -103,15 +103,19 @@ def generation_create(
         metrics.rate_limit_refused(code=exc.code)
         raise GenerationRejected(exc.code, exc.message) from None
     except rate_limits.LimitsUnavailable:
-        raise GenerationRejected("unavailable", say.UNAVAILABLE) from None
+        raise GenerationRejected("unavailable", say.in_lang(say.UNAVAILABLE, lang)) from None
+    route_learning.pick_followed(session_key=session_key, learner=learner, thread=thread)
     try:
-        return _answer(question=question, lang=lang, thread=thread, learner=learner, session_key=session_key,
-                       picked=topic)
+        generation = _answer(question=question, lang=lang, thread=thread, learner=learner, session_key=session_key,
+                             picked=topic)
     except GenerationRejected as exc:
         if exc.refund:  # nothing was written: a class's daily allowance keeps the question
             rate_limits.question_refund(counted)
         raise
 
+    if topic is not None and thread is None and topic_id_of(topic) is None:
+        route_learning.pick_learn(generation=generation, picked=topic, session_key=session_key, learner=learner)
+    return generation
 
 def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner | None, session_key: str,
             picked: str | None) -> Generation:
@@ -157,7 +161,8 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
         raise _not_on_page(question=question, lang=lang, plan=plan, features=features, classroom=classroom)
     if plan.refuse and featured is None:
         topic_request_record(classroom=classroom, learner=learner, question=question, lang=lang,
-                             nearest=[p.slug for p in plan.route.nearest], score=plan.route.score or 0.0)
+                             nearest=[p.slug for p in plan.route.nearest], score=plan.route.score or 0.0,
+                             session_key=session_key, unsure=plan.unsure)
         raise GenerationRejected(
             "unknown_topic", say.refused_topic(lang=lang, unsure=plan.unsure, in_class=classroom is not None),
             topic=topic, nearest=nearest_refs(plan), unsure=plan.unsure, refund=True,

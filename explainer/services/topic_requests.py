@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+from explainer.library.text import question_key
 from explainer.models import Classroom, Learner, TopicRequest
 
-
-def question_key(question: str) -> str:
-    """The form repeats of one question share: lower case, single spaces, no end punctuation."""
-    return " ".join(question.lower().split()).rstrip("?？!！.。 ")[:500]
+__all__ = ["question_key", "topic_request_record"]
 
 
 def topic_request_record(
     *, classroom: Classroom | None, learner: Learner | None, question: str, lang: str, nearest: list[str],
-    score: float,
+    score: float, session_key: str = "", unsure: bool = False,
 ) -> TopicRequest:
-    """Keep a question the library could not answer, for the teachers' "Requested topics"."""
+    """Keep a question the library could not answer, for the teachers' "Requested topics" (and, refused as
+    `unsure`, for the learner's pick among the `nearest` to teach the router: `services.route_learning`)."""
     return TopicRequest.objects.create(
-        classroom=classroom, learner=learner, question=question, normalised=question_key(question), lang=lang,
-        nearest=nearest, score=score,
+        classroom=classroom, learner=learner, session_key=session_key, question=question,
+        normalised=question_key(question), lang=lang, nearest=nearest, score=score, unsure=unsure,
     )

@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from explainer.teacher import join, library, views
+from explainer.teacher import join, library, routing, views
 
 panel = [
     path("", views.dashboard, name="dashboard"),
@@ -27,7 +27,10 @@ panel = [
     path("requested-topics/", views.requested_topics_all, name="requested-topics"),
     path("pages/<int:page_id>/", views.page_detail, name="page"),
     path("pages/<int:page_id>/thumbnail.png", views.page_thumbnail, name="page-thumbnail"),
+    path("pages/<int:page_id>/route/<slug:action>/", routing.route_action, name="route-action"),
     path("pages/<int:page_id>/<slug:action>/", views.page_action, name="page-action"),
+    path("requested-topics/answer/", routing.request_point, name="request-point"),
+    path("learned/<int:route_id>/undo/", routing.learned_undo, name="learned-undo"),
     path("moderation/<int:item_id>/", views.moderation_decide, name="moderation-decide"),
 ]
 

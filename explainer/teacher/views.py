@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
@@ -18,6 +19,7 @@ from explainer.models import ModerationItem, RenderCheck, Topic
 from explainer.selectors import classes as class_selectors
 from explainer.selectors import review as review_selectors
 from explainer.selectors.generation import page_url
+from explainer.selectors.learned_routes import learned_for_review
 from explainer.selectors.library import library_index
 from explainer.selectors.topic_requests import requested_topics
 from explainer.selectors.usage import METRICS, usage_rows, usage_totals
@@ -186,7 +188,10 @@ def review(request, classroom_id):
         "learner_id": _id_param(request, "learner"),
         "check": request.GET.get("check") or None,
     }
-    pages = review_selectors.review_pages(classroom=classroom, **filters)[:200]
+    pages = list(review_selectors.review_pages(classroom=classroom, **filters)[:200])
+    library = library_index(classroom=classroom).by_slug
+    for page in pages:  # the library page a routed question was answered with, for "wrong page" / "right page"
+        page.routed = library.get(page.thread.topic_slug) if page.version == 1 else None
     context = {
         "classroom": classroom,
         "pages": pages,
@@ -201,9 +206,12 @@ def review(request, classroom_id):
 @login_required
 def page_detail(request, page_id):
     page = _page(request, page_id)
+    classroom = page.thread.classroom
     context = {
         "page": page,
-        "classroom": page.thread.classroom,
+        "classroom": classroom,
+        "routed": library_index(classroom=classroom).by_slug.get(page.thread.topic_slug),
+        "routed_question": review_selectors.thread_question(thread=page.thread),
         "versions": review_selectors.page_versions(page=page),
         "checks": page.checks.all()[:10],
         "check_failed": review_selectors.page_latest_check_status(page=page) == RenderCheck.Status.FAILED,
@@ -329,25 +337,30 @@ def _with_titles(rows: list[dict]) -> list[dict]:
     return [{**r, "nearest_titles": [pages[s].title for s in r["nearest"] if s in pages]} for r in rows]
 
 
-def _requested_topics_context(rows: list[dict], classroom) -> dict:
+def _requested_topics_context(rows: list[dict], classroom, user) -> dict:
     rows = _with_titles(rows)
     return {
         "rows": [r for r in rows if r["answered_by"] is None],
         "answered": [r for r in rows if r["answered_by"] is not None],
         "classroom": classroom,
     }
+        "learned": learned_for_review(user=user, classroom=classroom),
+        "agree": settings.ROUTE_LEARN_AGREE,
+        "now": timezone.now(),
+        "library_pages": sorted(library_index(classroom=classroom).pages, key=lambda p: (p.lang, p.title)),
 
 
 @login_required
 def requested_topics_all(request):
     """Questions the library had no page for, over every class the teacher has (and, for a superuser,
     those asked outside any class)."""
-    context = _requested_topics_context(requested_topics(user=request.user), None)
+    context = _requested_topics_context(requested_topics(user=request.user), None, request.user)
     return render(request, "teacher/requested_topics.html", context)
 
 
 @login_required
 def requested_topics_class(request, classroom_id):
     classroom = _classroom(request, classroom_id)
-    context = _requested_topics_context(requested_topics(user=request.user, classroom=classroom), classroom)
+    context = _requested_topics_context(requested_topics(user=request.user, classroom=classroom), classroom,
+                                        request.user)
     return render(request, "teacher/requested_topics.html", context)
