@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 export DJANGO_SETTINGS_MODULE ?= explainer.settings.dev
 
-.PHONY: run test lint bench soak soak-fleet setup venv system vendor migrate redis demo-data train clean
+.PHONY: run test lint bench soak soak-fleet setup venv system vendor messages migrate redis demo-data train clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +27,11 @@ $(KERNELS_SITE)/.installed: $(VENV)/.installed
 		"fla-core>=0.6,<0.7" einops "triton>=3.3"
 	touch $@
 
-# Debian packages: Chromium for the render check, a Redis server, and a CJK font so Chinese pages
-# render as characters in render-check screenshots. Only what is missing is installed.
+# Debian packages: Chromium for the render check, a Redis server, a CJK font so Chinese pages
+# render as characters in render-check screenshots, and gettext (msgfmt) to compile the interface's
+# translations. Only what is missing is installed.
 SYSTEM_PACKAGES := chromium:/usr/bin/chromium redis-server:/usr/bin/redis-server \
-	fonts-wqy-microhei:/usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+	fonts-wqy-microhei:/usr/share/fonts/truetype/wqy/wqy-microhei.ttc gettext:/usr/bin/msgfmt
 system:
 	@missing=""; for entry in $(SYSTEM_PACKAGES); do \
 		[ -e "$${entry#*:}" ] || missing="$$missing $${entry%%:*}"; done; \
@@ -42,7 +43,12 @@ system:
 vendor: venv
 	$(PY) scripts/vendor.py
 
-setup: venv system vendor
+setup: venv system vendor messages
+
+# The interface's translations (locale/), compiled again where msgfmt is installed; the committed .mo
+# files serve where it is not.
+messages: venv
+	@if command -v msgfmt >/dev/null; then $(PY) manage.py compilemessages -i .venv -i var -i node_modules >/dev/null; fi
 
 migrate: setup
 	mkdir -p var

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation.trans_real import parse_accept_lang_header
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_POST, require_safe
 
+from explainer.languages import page_lang
 from explainer.selectors.classes import learner_from_session
 from explainer.selectors.library_shelf import CLASS_SHELF, library_shelf
 from explainer.selectors.library_thumbnails import library_thumbnail as thumbnail_png
@@ -31,13 +30,9 @@ LANG_NAMES = {"en": "English", "zh": "中文"}
 
 
 def interface_language(request) -> str:
-    """"en" or "zh": what LocaleMiddleware chose where it runs, else the language cookie, else the first of
-    the browser's Accept-Language that is English or Chinese."""
-    code = getattr(request, "LANGUAGE_CODE", None) or request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
-    if not code:
-        accepted = parse_accept_lang_header(request.headers.get("Accept-Language", ""))
-        code = next((tag for tag, _ in accepted if tag.split("-")[0] in ("en", "zh")), "en")
-    return "zh" if code.lower().startswith("zh") else "en"
+    """"en" or "zh": the page language of what LocaleMiddleware chose (the language cookie, else the
+    browser's Accept-Language)."""
+    return page_lang(getattr(request, "LANGUAGE_CODE", None) or translation.get_language())
 
 
 def _grade(value: str | None) -> int | None:
@@ -70,8 +65,7 @@ def _shelf_page(request, *, problem: str = "", status: int = 200):
         "query": query[:500], "grade": grade, "code": code, "problem": problem,
         "filtered": bool(grade or code or shelf.query),
     }
-    with translation.override(lang):
-        return render(request, "learner/library.html", context, status=status)
+    return render(request, "learner/library.html", context, status=status)
 
 
 @require_POST

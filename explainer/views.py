@@ -8,9 +8,12 @@ from django.http import Http404, HttpResponsePermanentRedirect, HttpResponseRedi
 from django.shortcuts import render
 from django.templatetags.static import static
 from django.urls import reverse
+from django.utils import translation
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
+from django.views.i18n import JSONCatalog
 
+from explainer.languages import interface_code
 from explainer.pages.links import download_link, page_link
 from explainer.selectors.backend import backend_features, backend_writable
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
@@ -117,3 +120,11 @@ def page_open(request, page_id):
 def favicon(request):
     """The app's icon, for browsers that ask /favicon.ico (pages that name no icon: the teacher panel, the admin)."""
     return HttpResponsePermanentRedirect(static("app/favicon.svg"))
+
+
+@require_safe
+def page_catalog(request, lang: str):
+    """The learner page's words (djangojs) in page language `lang`, as JSON: what the page says about a
+    question is in that question's language, which may not be the interface's."""
+    with translation.override(interface_code(lang)):
+        return JSONCatalog.as_view()(request)

@@ -95,7 +95,7 @@ def generation_create(
     if thread_id is not None:
         thread = thread_for_session(thread_id=thread_id, session_key=session_key)
         if thread is None:
-            raise GenerationRejected("unknown_thread", say.UNKNOWN_THREAD)
+            raise GenerationRejected("unknown_thread", say.in_lang(say.UNKNOWN_THREAD, lang))
     try:
         counted = rate_limits.question_count(client=client or rate_limits.Client(session_key=session_key),
                                              learner=learner)

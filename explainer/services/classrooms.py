@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from explainer.models import Classroom, Learner, Thread, Topic
 from explainer.models.classroom import JOIN_CODE_ALPHABET, new_join_code
@@ -93,22 +94,22 @@ def learner_join(*, join_code: str, display_name: str, current_learner_id: int |
     """Join the class with this code under a display name; a name taken by someone else is refused."""
     classroom = Classroom.objects.filter(join_code=normalise_join_code(join_code)).first()
     if classroom is None:
-        raise ValidationError("No class has that join code. Check it with your teacher. · 没有这个班级代码，请和老师核对。", code="join_code")
+        raise ValidationError(gettext("No class has that join code. Check it with your teacher."), code="join_code")
     display_name = " ".join(display_name.split())
     if not display_name:
-        raise ValidationError("Choose a name to show in the class. · 请起一个在班里显示的名字。", code="display_name")
+        raise ValidationError(gettext("Choose a name to show in the class."), code="display_name")
     if len(display_name) > 60:
-        raise ValidationError("That name is too long (60 characters at most). · 名字太长了（最多 60 个字）。", code="display_name")
+        raise ValidationError(gettext("That name is too long (60 characters at most)."), code="display_name")
     existing = classroom.learners.on_roster().filter(display_name__iexact=display_name).first()
     if existing is not None:
         if existing.pk == current_learner_id:
             return existing
-        raise ValidationError("Someone in this class already uses that name; pick another. · 班里已经有人用了这个名字，换一个吧。", code="display_name")
+        raise ValidationError(gettext("Someone in this class already uses that name; pick another."), code="display_name")
     try:
         with transaction.atomic():
             return Learner.objects.create(classroom=classroom, display_name=display_name)
     except IntegrityError:
-        raise ValidationError("Someone in this class already uses that name; pick another. · 班里已经有人用了这个名字，换一个吧。", code="display_name") from None
+        raise ValidationError(gettext("Someone in this class already uses that name; pick another."), code="display_name") from None
 
 
 def session_threads_move(*, old_key: str, new_key: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy
 
 from explainer.models import Classroom
 from explainer.selectors.exemplars import exemplar_choices
@@ -54,10 +55,10 @@ class TopicForm(forms.Form):
 
 
 class JoinForm(forms.Form):
-    # Learners read this page before the app knows their language: every word is in English and Chinese.
-    join_code = forms.CharField(max_length=20, label="Join code · 班级代码",
+    # In the interface's language (LocaleMiddleware: the language cookie, else the browser's Accept-Language).
+    join_code = forms.CharField(max_length=20, label=gettext_lazy("Join code"),
                                 widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters"}))
-    display_name = forms.CharField(max_length=60, label="Your name in the class · 你在班里的名字")
+    display_name = forms.CharField(max_length=60, label=gettext_lazy("Your name in the class"))
 
 
 class LibraryPageForm(forms.Form):

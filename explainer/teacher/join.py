@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 from django_ratelimit.decorators import ratelimit
 
 from explainer.selectors.classes import learner_from_session, topic_suggestions_for
@@ -37,7 +38,7 @@ def join(request):
     form = JoinForm(request.POST or None, initial={"join_code": request.GET.get("code", "")})
     if request.method == "POST" and getattr(request, "limited", False):
         # Join codes are short: guessing them must be slow. Nothing is checked while throttled.
-        form.add_error(None, "Too many tries from this network. Wait a minute, then try again. · 这个网络尝试次数太多，请等一分钟再试。")
+        form.add_error(None, gettext("Too many tries from this network. Wait a minute, then try again."))
         return render(request, "teacher/join.html", {"form": form, "current": current}, status=429)
     if request.method == "POST" and form.is_valid():
         try:

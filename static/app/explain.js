@@ -1,16 +1,39 @@
 // The learner's page: one socket to /ws/explain/ (docs/protocol.md), a live view of the block being
 // written, then the finished page in a sandboxed iframe, follow-ups and the thread's versions.
 import { Socket } from "./socket.js";
-import { words } from "./words.js";
+import { interfaceLang, say as sayIn } from "./say.js";
 
 const $ = (id) => document.getElementById(id);
 const MASK = "▒";
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
-const LANG_NAMES = { en: "English", zh: "中文" };
 // Errors about the question itself, or a limit it ran into (`rate_limited` lasts the hour): sending it again
 // gets the same answer, so "Try again" is not offered. A page that failed (`empty_page`) may well be written
 // next time: a model samples anew.
 const OFFERING_CODES = new Set(["unknown_topic", "off_topic"]);
+// What a problem the page knows by its code says, in the question's language where that is not English (an
+// English question gets the server's own words). A class's own wording (`blocked` and the like) is shown as
+// written.
+const PROBLEMS = {
+  retry: gettext_noop("The model worker stopped while writing this page; it is being written again."),
+  requeued: gettext_noop("The model worker stopped while writing this page; it will be written again."),
+  unavailable: gettext_noop("The explainer cannot take questions right now. Please try again in a minute."),
+  rate_limited: gettext_noop("You have asked a lot of questions this hour. Take a break and come back soon!"),
+  limit: gettext_noop("You have asked all the questions you can today. Come back tomorrow!"),
+  empty_question: gettext_noop("Type a question first."),
+  question_too_long: gettext_noop("That question is too long: please keep it under 500 characters."),
+  unsupported_language: gettext_noop("Explainer answers questions in English or Chinese. Please ask in one of them."),
+  unknown_thread: gettext_noop("That thread does not exist or is not yours."),
+  expired: gettext_noop("This answer's live view has expired; open the thread to see its pages."),
+  stream_failed: gettext_noop("The live view stopped; reconnecting will resume it."),
+  generation_failed: gettext_noop("The page could not be written."),
+  empty_page: gettext_noop("The model did not write a complete page."),
+  timeout: gettext_noop("Writing this page took too long, so it was stopped."),
+  model_unavailable: gettext_noop("The model is not available right now. Please try again later."),
+  bad_reply: gettext_noop("The model's answer was not a page."),
+  prompt_too_long: gettext_noop("This question and the page together are too long for the model."),
+  worker_lost: gettext_noop("The model worker stopped while writing this page and could not finish it."),
+  message_too_big: gettext_noop("That message is too long to send."),
+};
 const FINAL_CODES = new Set(["unknown_topic", "cannot_revise", "empty_question", "question_too_long",
   "unsupported_language", "bad_field", "unknown_thread", "blocked", "off_topic", "language", "limit",
   "rate_limited"]);
@@ -32,7 +55,11 @@ const state = {
 const socket = new Socket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/explain/`, {
   onEvent: handle,
   // `what`: "reconnecting" | "recovering", said in the question's language.
-  onStatus: (what) => { if (!state.generation) return; $("status").textContent = say()[what]; },
+  onStatus: (what) => {
+    if (!state.generation) return;
+    $("status").textContent = what === "recovering" ? say().gettext("The server is busy recovering; reconnecting…")
+      : say().gettext("Connection lost; reconnecting…");
+  },
 });
 
 function langOf(question) {
@@ -41,24 +68,16 @@ function langOf(question) {
   return CJK.test(question) ? "zh" : "en";
 }
 
-// The language of the interface: the one chosen, else the browser's.
+// The language questions are asked in: the one chosen, else the interface's (the header's switch).
 function uiLang() {
   const chosen = $("lang").value;
-  if (chosen !== "auto") return chosen;
-  return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+  return chosen === "auto" ? interfaceLang : chosen;
 }
 
 // The page's words for the question being answered (the interface's language before any question).
-const say = () => words(state.lastAsk?.lang || uiLang());
+const say = () => sayIn(state.lastAsk?.lang || interfaceLang);
 
-// The page's chrome in the interface's language.
-function localise() {
-  const lang = uiLang();
-  document.documentElement.lang = lang;
-  for (const el of document.querySelectorAll("[data-say]")) el.textContent = words(lang)[el.dataset.say];
-}
-
-// Example questions come from the library in both languages; show those of the interface's language.
+// Example questions come from the library in both languages; show those of the question language chosen.
 // A class's own suggestions are its topics' seed questions, in whichever languages the teacher wrote them:
 // those in the interface's language, or all of them when none is.
 function showSuggestions() {
@@ -72,7 +91,7 @@ function showSuggestions() {
 function ask(question, lang, thread, topic) {
   question = question.trim();
   if (!question) { // `required` lets spaces through; the server would refuse them
-    showProblem(say().emptyQuestion);
+    showProblem(say().gettext("Type a question first."));
     return;
   }
   state.lastAsk = { question, lang, thread, topic };
@@ -97,7 +116,7 @@ function startLive(question) {
   $("live-topic").hidden = true;
   $("committed").textContent = "";
   $("current").replaceChildren();
-  $("status").textContent = say().sending;
+  $("status").textContent = say().gettext("Sending your question…");
   $("progress-bar").style.width = "0";
   $("stop-button").disabled = false;
   show("live");
@@ -114,8 +133,10 @@ const handlers = {
     history.replaceState(null, "", `/t/${e.thread}/`);
     if (state.stopping) return; // a place in the queue no longer matters
     // Sent again as the queue moves (and when a question is sent to the model again after an outage).
-    const waiting = e.position > 0 ? say().waiting(e.position) : say().starting;
-    const again = e.message ? say().problems.requeued ?? e.message : "";
+    const waiting = e.position > 0
+      ? say().gettext("Waiting for the model: %(ahead)s ahead of you…", { ahead: e.position })
+      : say().gettext("Starting…");
+    const again = e.message ? problemText("requeued", e.message) : "";
     $("status").textContent = again ? `${again} ${waiting}` : waiting;
   },
   retry(e) {
@@ -125,7 +146,7 @@ const handlers = {
     $("committed").textContent = "";
     $("current").replaceChildren();
     $("progress-bar").style.width = "0";
-    $("status").textContent = say().problems.retry ?? e.message;
+    $("status").textContent = problemText("retry", e.message);
   },
   topic(e) {
     // What the server understood, before any draft: the library page being written, or none.
@@ -135,19 +156,20 @@ const handlers = {
     const asked = state.lastAsk?.lang;
     for (const id of ["live-topic", "page-topic"]) {
       const line = $(id);
-      line.replaceChildren(say().explaining(e.answers || e.title));
+      line.replaceChildren(say().gettext("Explaining: %(title)s", { title: e.answers || e.title }));
       line.lang = e.lang === "zh" ? "zh" : "en";
       if (e.answers && e.related) {
         const note = document.createElement("span");
         note.className = "note related";
-        note.textContent = say().related(e.related.title);
+        note.textContent = say().gettext("Related lesson: %(title)s", { title: e.related.title });
         line.append(note);
       }
       if (asked && e.lang && e.lang !== asked) {
         const note = document.createElement("span");
         note.className = "note";
         note.lang = asked;
-        note.textContent = say().onlyIn[e.lang === "zh" ? "zh" : "en"];
+        note.textContent = e.lang === "zh" ? say().gettext("available in 中文 only")
+          : say().gettext("only in English so far");
         line.append(note);
       }
       if (e.source === "library") {
@@ -155,7 +177,7 @@ const handlers = {
         const note = document.createElement("span");
         note.className = "note";
         note.lang = asked || line.lang;
-        note.textContent = words(note.lang).fromLibrary;
+        note.textContent = sayIn(note.lang).gettext("From the library");
         line.append(note);
       }
       line.hidden = false;
@@ -189,8 +211,10 @@ const handlers = {
   },
   stats(e) {
     if (state.stopping) return; // the block being written is the last: say so until it ends
-    const doing = state.fixing ? say().fixingTry(state.fixing.attempt, state.fixing.attempts) : say().writing;
-    $("status").textContent = say().progress(doing, e.blocks, e.tokens, e.tokens_per_s);
+    const doing = state.fixing ? say().gettext("Fixing (try %(attempt)s of %(attempts)s)…", state.fixing)
+      : say().gettext("Writing…");
+    $("status").textContent = say().gettext("%(doing)s block %(blocks)s · %(tokens)s tokens · %(rate)s tokens/s",
+      { doing, blocks: e.blocks, tokens: e.tokens, rate: e.tokens_per_s });
   },
   fixing(e) {
     // The page failed its check in a browser: the model writes it again, on generation `e.repair`.
@@ -198,7 +222,8 @@ const handlers = {
     startLive($("page-question").textContent);
     state.generation = e.repair;
     state.fixing = { attempt: e.attempt, attempts: e.attempts };
-    $("status").textContent = say().fixingFailed((e.errors || [])[0] || say().inBrowser);
+    $("status").textContent = say().gettext("Fixing… the page failed its check (%(why)s)",
+      { why: (e.errors || [])[0] || say().gettext("in a browser") });
   },
   done(e) {
     const s = e.stats || {};
@@ -209,7 +234,7 @@ const handlers = {
       // the follow-up box stays, to be asked again in other words.
       state.generation = null;
       state.fixing = null;
-      showProblem(say().unchanged);
+      showProblem(say().gettext("The model wrote the same page again: it knows this lesson one way and cannot change it yet."));
       passFocus("live", "problem");
       return;
     }
@@ -220,9 +245,9 @@ const handlers = {
     $("qa").className = "qa pending";
     // A page served from the library, or the page itself shown in a state (`e.state`, which the frame's link
     // carries), was not written now: it has no token count to show.
-    const made = e.state ? say().madeOnPage : s.tokens == null ? say().madeFromLibrary
-      : say().made(s.tokens, s.seconds, s.tokens_per_s);
-    $("qa").textContent = say().checking(e.version, made);
+    const made = e.state ? say().gettext("this page, shown for your question")
+      : s.tokens == null ? say().gettext("from the library") : madeLine(s);
+    $("qa").textContent = say().gettext("v%(version)s: %(made)s · checking…", { version: e.version, made });
     state.generation = null;
     state.fixing = null;
   },
@@ -232,7 +257,8 @@ const handlers = {
     if (button && e.status === "failed") flagVersion(button);
     const verdict = {
       page: e.page, status: e.status, passed: e.passed,
-      text: e.passed ? say().checked : say().checkFailed(e.summary || failed.join(", ")),
+      text: e.passed ? say().gettext("✓ Page checked in a browser")
+        : say().gettext("⚠ Page check: %(what)s", { what: e.summary || failed.join(", ") }),
     };
     // A repair is under way: its own page and check follow, unless it fails, and then this verdict stands.
     if (e.repair) {
@@ -249,9 +275,7 @@ const handlers = {
     state.generation = null;
     state.fixing = null;
     hide("live");
-    // The server's words are English but for a refusal's; a Chinese question gets its own words for the
-    // problems the page knows (a class's own wording, `blocked` and the like, is shown as written).
-    const text = e.code === "cancelled" ? say().stopped : say().problems[e.code] ?? e.message;
+    const text = e.code === "cancelled" ? say().gettext("Stopped. You can ask again.") : problemText(e.code, e.message);
     showProblem(text, {
       // A refusal may offer topics to ask instead: the library's (unknown_topic) or the class's (off_topic).
       nearest: OFFERING_CODES.has(e.code) ? e.nearest || [] : [],
@@ -270,7 +294,7 @@ const handlers = {
     }
     if ($("page-frame").dataset.page === String(e.page)) {
       clearPage();
-      $("page-question").textContent = say().pageHidden;
+      $("page-question").textContent = say().gettext("Your teacher hid this page.");
     }
   },
   page_shown(e) {
@@ -278,7 +302,7 @@ const handlers = {
     // check (kept from when this view listed it, else from the event).
     if (e.thread !== state.thread || document.querySelector(`.version[data-page="${e.page}"]`)) return;
     const kept = state.hidden.get(String(e.page));
-    const button = kept ? placeVersion(kept, e.version) : addVersion(e.page, e.version, e.question || say().pageShown);
+    const button = kept ? placeVersion(kept, e.version) : addVersion(e.page, e.version, e.question || say().gettext("shown again by your teacher"));
     if (!kept && e.check === "failed") flagVersion(button);
     const { url, question, check } = button.dataset;
     if ($("page-frame").getAttribute("src")) return;
@@ -307,6 +331,23 @@ function awaitCheck(event) {
   else hide("qa"); // the stream expired or the check never ran: nothing to say about it here
 }
 
+// A problem the page knows by its code, in the question's language; else (and for an English question) the
+// server's words.
+function problemText(code, message) {
+  const words = say();
+  return words.lang !== "en" && PROBLEMS[code] ? words.gettext(PROBLEMS[code]) : message;
+}
+
+// What writing a page took: its tokens, and the time and rate when known (figures as a person reads them:
+// 2.1179 s is 2.1 s, 541.56 tokens/s is 542).
+function madeLine({ tokens, seconds, tokens_per_s: rate }) {
+  const words = say();
+  let made = words.ngettext("%(count)s token", "%(count)s tokens", tokens);
+  if (seconds) made = words.gettext("%(made)s in %(seconds)s s", { made, seconds: Number(Number(seconds).toFixed(1)) });
+  if (rate) made = words.gettext("%(made)s at %(rate)s tokens/s", { made, rate: Number(Number(rate).toFixed(0)) });
+  return made;
+}
+
 // A problem, in the box above the page: with a refusal's nearest topics, and "Try again" where it can help.
 function showProblem(text, { nearest = [], unsure = false, retry = false } = {}) {
   $("problem-text").textContent = text;
@@ -318,7 +359,8 @@ function showProblem(text, { nearest = [], unsure = false, retry = false } = {})
 // `maxlength` cuts a longer paste without a word: once the text reaches it, the note under the box says so.
 function sayLimit(box) {
   const note = $(`${box.id}-limit`);
-  note.textContent = say().atLimit(box.maxLength);
+  note.textContent = say().gettext("Questions can be at most %(max)s characters: anything longer is cut.",
+    { max: box.maxLength });
   note.hidden = box.value.length < box.maxLength;
 }
 
@@ -337,7 +379,8 @@ function showNearest(nearest, unsure = false) {
   // In the language of the refusal above it, which is the question's.
   const label = $("nearest-label");
   label.lang = state.lastAsk?.lang === "zh" ? "zh" : "en";
-  label.textContent = unsure ? words(label.lang).unsureNearest : words(label.lang).nearest;
+  label.textContent = unsure ? sayIn(label.lang).gettext("Is your question about one of these?")
+    : sayIn(label.lang).gettext("Topics the library has that come close:");
   $("nearest").hidden = chips.length === 0;
 }
 
@@ -454,7 +497,7 @@ $("nearest-topics").addEventListener("click", (ev) => {
   if (chip) ask(chip.dataset.question, state.lastAsk?.lang || uiLang(), null, chip.dataset.topic);
 });
 for (const box of [$("question"), $("follow-question")]) box.addEventListener("input", () => sayLimit(box));
-$("lang").addEventListener("change", () => { localise(); showSuggestions(); });
+$("lang").addEventListener("change", showSuggestions);
 $("versions").addEventListener("click", (ev) => {
   const button = ev.target.closest(".version");
   if (button) showPage(button.dataset.url, button.dataset.question, button.dataset.page, button.dataset.check);
@@ -463,14 +506,13 @@ $("stop-button").addEventListener("click", () => {
   if (!state.generation) return;
   $("stop-button").disabled = true;
   state.stopping = true;
-  $("status").textContent = say().stopping;
+  $("status").textContent = say().gettext("Stopping after this block…");
   socket.send({ type: "cancel", generation: state.generation });
 });
 $("retry-button").addEventListener("click", () => {
   const last = state.lastAsk;
   if (last) ask(last.question, last.lang, last.thread, last.topic);
 });
-localise();
 showSuggestions();
 // A reloaded thread says again what its page explains, and the shown version's check if it passed (a
 // failed one has its warning already).
@@ -478,7 +520,8 @@ const savedTopic = document.getElementById("thread-topic");
 if (savedTopic) handlers.topic(JSON.parse(savedTopic.textContent));
 const shown = document.querySelector(`.version[data-page="${$("page-frame").dataset.page}"]`);
 if (shown?.dataset.check === "passed") {
-  showVerdict({ page: shown.dataset.page, status: "passed", passed: true, text: say().checked });
+  showVerdict({ page: shown.dataset.page, status: "passed", passed: true,
+    text: say().gettext("✓ Page checked in a browser") });
   $("qa").hidden = false;
 }
 // Reloaded while a page of this thread was being written: watch it again from its first event.
@@ -489,7 +532,7 @@ if (app.dataset.generation) {
   // ... or written and not yet checked: wait for the check's verdict.
   state.checking = app.dataset.checking;
   $("qa").className = "qa pending";
-  $("qa").textContent = say().checkPending;
+  $("qa").textContent = say().gettext("Checking the page in a browser…");
   $("qa").hidden = false;
 }
 socket.watching = () => state.generation || state.checking;

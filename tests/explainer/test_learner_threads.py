@@ -43,7 +43,10 @@ def test_a_thread_that_is_not_this_browser_s_says_so_with_a_way_back(client, set
     response = client.get(reverse("thread", args=["2b0c8c1e-6a4e-4d38-9c43-1d5b7f0f2a11"]))
     body = response.content.decode()
     assert response.status_code == 404
-    assert "This page is not here" in body and "找不到这个页面" in body and f'href="{reverse("home")}"' in body
+    assert "This page is not here" in body and f'href="{reverse("home")}"' in body
+    # ... in the interface's language.
+    response = client.get(reverse("thread", args=["2b0c8c1e-6a4e-4d38-9c43-1d5b7f0f2a11"]), HTTP_ACCEPT_LANGUAGE="zh-CN")
+    assert "找不到这个页面" in response.content.decode()
 
 
 def test_a_thread_whose_pages_a_teacher_hid_says_so_when_reopened(client):

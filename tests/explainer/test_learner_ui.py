@@ -99,14 +99,16 @@ def test_an_unknown_topic_offers_the_nearest_topics_and_a_click_asks_one(browser
     nearest_one = nearest_page("How does a refrigerator keep food cold?").title
     page = browser.new_page(viewport={"width": 390, "height": 844})
     page.goto(live_server_url + "/")
-    # The examples are library questions in the interface's language.
+    # The examples are library questions in the language questions are asked in.
     page.select_option("#lang", "zh")
     expect(page.locator('#suggestions .chip[data-lang="zh"]').first).to_be_visible()
     expect(page.locator('#suggestions .chip[data-lang="en"]').first).to_be_hidden()
-    # ... and so is the page's own chrome.
+    # The page's own chrome follows the interface's language, the header's switch.
+    page.select_option("#interface-language", "zh-hans")
     expect(page.locator("#ask-button")).to_have_text("讲解")
     assert page.evaluate("document.documentElement.lang") == "zh"
-    page.select_option("#lang", "en")
+    expect(page.locator('#suggestions .chip[data-lang="en"]').first).to_be_hidden()
+    page.select_option("#interface-language", "en")
     expect(page.locator("#ask-button")).to_have_text("Explain it")
     # Far from every topic: the library has no page on it.
     page.fill("#question", "How do I fix a flat bicycle tyre?")

@@ -158,6 +158,12 @@ def test_a_chinese_interface_says_its_header_and_labels_in_chinese(browser, live
     expect(page.locator("header.top nav a").first).to_have_text("加入班级")
     expect(page.locator("label[for=question]")).to_have_text("你的问题")
     assert page.evaluate("document.documentElement.lang") == "zh"
+    # The header's switch changes it, and the choice outlasts the browser's language on the next page.
+    page.select_option("#interface-language", "en")
+    expect(page.locator("label[for=question]")).to_have_text("Your question")
+    page.goto(live_server_url + "/join/")
+    expect(page.locator("h1")).to_have_text("Join your class")
+    assert page.evaluate("document.documentElement.lang") == "en"
     context.close()
 
 
