@@ -43,11 +43,14 @@ REPAIRS = Family("explainer_repairs", "Repairs queued for pages that failed thei
 ROUTER_DECISIONS = Family("explainer_router_decisions", "What the router made of a new question: routed (to a "
                           "library topic), unsure (near a topic, asked which), refused (near none), open (no "
                           "topic, written by an open-domain backend).", ("decision",))
+SECOND_OPINIONS = Family("explainer_second_opinions", "The model's second opinion on a lesson the router was "
+                         "unsure of: yes (it answers the question), no (written without it), unknown (no answer "
+                         "in time, or none that says).", ("verdict",))
 RATE_LIMIT_REFUSALS = Family("explainer_rate_limit_refusals", "Questions refused by a rate limit, by its code "
                              "(rate_limited: anonymous hourly; limit: a class's daily).", ("code",))
 
 FAMILIES = [GENERATIONS, PAGES, TIME_TO_FIRST_BLOCK, TIME_TO_DONE, TOKENS_PER_SECOND, RENDER_CHECKS,
-            RENDER_CHECK_SECONDS, REPAIRS, ROUTER_DECISIONS, RATE_LIMIT_REFUSALS]
+            RENDER_CHECK_SECONDS, REPAIRS, ROUTER_DECISIONS, SECOND_OPINIONS, RATE_LIMIT_REFUSALS]
 
 # livesum: with several processes on one machine (prometheus_client's multiprocess mode), the live ones' sum.
 WEBSOCKETS_OPEN = Gauge("explainer_websockets_open", "Learner sockets open on this process.",
@@ -105,6 +108,11 @@ def repair_queued() -> None:
 def router_decided(*, decision: str) -> None:
     with _recording() as pipe:
         metrics_redis.add(pipe, ROUTER_DECISIONS, {"decision": decision})
+
+
+def second_opinion_given(*, verdict: str) -> None:
+    with _recording() as pipe:
+        metrics_redis.add(pipe, SECOND_OPINIONS, {"verdict": verdict})
 
 
 def rate_limit_refused(*, code: str) -> None:

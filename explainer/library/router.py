@@ -8,7 +8,7 @@ asked for and what the learner is told.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from explainer.library.index import LibraryIndex, TopicScore
 from explainer.library.records import LibraryPage
@@ -28,6 +28,10 @@ NEAREST_FLOOR = 0.1
 # in-library questions are refused as unsure with their topic offered first, and 11 of its 29
 # refused out-of-library questions are refused as unsure (the calibration half: 19 of 50).
 UNSURE_FLOOR = 0.3
+# A routed question this little above the threshold is not sure of its topic either: with an open-domain backend it
+# is put to the model as an unsure one is (`second_opinion_lesson`). "What makes lightning?", routed to the page on
+# sound at 0.49, is such a question.
+SECOND_OPINION_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -132,3 +136,26 @@ def answer_plan(route: Route, *, open_domain: bool, writable: frozenset[str] | N
         unsure=route.unsure,
         for_question=open_domain and source == "model",
     )
+
+
+def second_opinion_lesson(plan: AnswerPlan, *, threshold: float = DEFAULT_THRESHOLD) -> LibraryPage | None:
+    """The lesson an open-domain backend would ground a new question on when the router is unsure of it: the
+    nearest topic of an unsure route (`Route.unsure`), or a topic routed by less than `SECOND_OPINION_MARGIN`
+    above the threshold. None for a sure route, a picked topic, or a page not written for the question."""
+    route = plan.route
+    if not plan.for_question or plan.topic is None or route.score is None:
+        return None
+    if route.page is not None:
+        return route.page if route.score < threshold + SECOND_OPINION_MARGIN else None
+    nearest = next((p for p in route.nearest if p.slug == plan.topic), None)
+    return nearest if route.unsure else None
+
+
+def without_lesson(plan: AnswerPlan) -> AnswerPlan:
+    """The plan once the model said its lesson does not answer the question: the page is written for the question
+    alone, and the lesson (in either language) is neither its grounding nor offered among the nearest."""
+    lesson = plan.route.page or next((p for p in plan.route.nearest if p.slug == plan.topic), None)
+    if lesson is None:
+        return plan
+    nearest = tuple(p for p in plan.route.nearest if p.topic != lesson.topic)
+    return replace(plan, topic=None, route=replace(plan.route, page=None, nearest=nearest))

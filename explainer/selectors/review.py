@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from explainer.library.text import comparable
-from explainer.models import Classroom, Learner, PageVersion, RenderCheck
+from explainer.models import Classroom, Generation, Learner, PageVersion, RenderCheck
+from explainer.selectors.library import library_index
 
 CHECK_FILTERS = ("passed", "failed", "error", "pending", "none")
 
@@ -44,6 +45,19 @@ def review_learners(*, classroom: Classroom) -> QuerySet[Learner]:
 
 def page_versions(*, page: PageVersion) -> QuerySet[PageVersion]:
     return PageVersion.objects.filter(thread_id=page.thread_id).select_related("generation").order_by("version")
+
+
+def page_second_opinion(*, page: PageVersion) -> dict | None:
+    """The model's second opinion on the lesson the router was unsure of for the thread's question: `verdict`
+    ("yes", "no", "unknown") and the lesson's `slug` and `title`; None when none was asked."""
+    asked = (Generation.objects.filter(thread_id=page.thread_id, kind=Generation.Kind.ASK)
+             .exclude(second_opinion="").order_by("created_at").values("second_opinion", "second_opinion_lesson")
+             .first())
+    if asked is None:
+        return None
+    slug = asked["second_opinion_lesson"]
+    lesson = library_index(classroom=page.thread.classroom).by_slug.get(slug)
+    return {"verdict": asked["second_opinion"], "slug": slug, "title": lesson.title if lesson else slug}
 
 
 def page_latest_check_status(*, page: PageVersion) -> str | None:

@@ -31,6 +31,7 @@ from explainer.services import moderation, rate_limits, route_learning
 from explainer.services.dispatch import generation_enqueue
 from explainer.services.finishing import generation_answer_stored
 from explainer.services.rejection import GenerationRejected
+from explainer.services.second_opinion import second_opinion_plan
 from explainer.services.topic_requests import topic_request_record
 from model_worker.contract.events import TopicRef
 from model_worker.contract.pages import LANGS, BackendCapabilities, PageRequest
@@ -143,8 +144,11 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
     pinned = verdict.topic_exemplar if kind == "ask" else None
     plan = _plan(question=question, lang=lang, features=features, thread=thread,
                  picked=picked if kind == "ask" else None, exemplar=pinned, classroom=classroom)
+    opinion = None
     if kind == Generation.Kind.ASK:
         metrics.router_decided(decision=_decision(plan))
+        if featured is None and pinned is None:  # a stored page answers those: no lesson grounds a model's page
+            plan, opinion = second_opinion_plan(plan=plan, question=question, features=features)
     topic = topic_event(plan, question=question if kind == Generation.Kind.ASK else _first_question(thread))
     on_page = follow_up_on_page(thread=thread, question=question, lang=lang) if thread is not None else None
     if on_page is not None and on_page.hidden:
@@ -174,7 +178,8 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
                 topic_slug=plan.topic or "",
             )
         generation = Generation.objects.create(
-            thread=thread, learner=learner, classroom=classroom, question=question, lang=lang, kind=kind
+            thread=thread, learner=learner, classroom=classroom, question=question, lang=lang, kind=kind,
+            second_opinion=opinion.verdict if opinion else "", second_opinion_lesson=opinion.lesson if opinion else "",
         )
         exemplar = exemplar_html(pinned) if pinned and featured is None else None
         if featured is not None:

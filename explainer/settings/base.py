@@ -217,3 +217,8 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]
 MODEL_BACKEND = env.env_str("MODEL_BACKEND", "clover")
 # How many more times a page that fails its render check is asked for again, with the check's errors.
 REPAIR_ATTEMPTS = env.env_int("REPAIR_ATTEMPTS", 2, minimum=0)
+# With a backend that can give one (a served model), a new question the router is unsure of is put to the model
+# first: does the lesson answer it? (docs/model.md, Second opinion). The longest wait, in seconds, before the
+# router's choice stands as it is.
+SECOND_OPINION = env.env_bool("SECOND_OPINION", True)
+SECOND_OPINION_TIMEOUT_S = env.env_int("SECOND_OPINION_TIMEOUT_S", 3, minimum=1)

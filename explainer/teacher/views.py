@@ -216,6 +216,7 @@ def page_detail(request, page_id):
         "checks": page.checks.all()[:10],
         "check_failed": review_selectors.page_latest_check_status(page=page) == RenderCheck.Status.FAILED,
         "moderation_items": page.moderation_items.all(),
+        "second_opinion": review_selectors.page_second_opinion(page=page),
         # The page server shows a hidden page only to its teacher, who is signed in on this origin only.
         "preview_url": page_url(page) if not (page.hidden and settings.PAGE_ORIGIN) else None,
     }
@@ -343,11 +344,11 @@ def _requested_topics_context(rows: list[dict], classroom, user) -> dict:
         "rows": [r for r in rows if r["answered_by"] is None],
         "answered": [r for r in rows if r["answered_by"] is not None],
         "classroom": classroom,
-    }
         "learned": learned_for_review(user=user, classroom=classroom),
         "agree": settings.ROUTE_LEARN_AGREE,
         "now": timezone.now(),
         "library_pages": sorted(library_index(classroom=classroom).pages, key=lambda p: (p.lang, p.title)),
+    }
 
 
 @login_required

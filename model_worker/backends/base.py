@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
-from model_worker.contract.pages import BackendCapabilities, PageRequest
+from model_worker.contract.pages import BackendCapabilities, LessonQuestion, PageRequest
 
 
 class PageSink(Protocol):
@@ -29,6 +29,13 @@ class PageBackend(Protocol):
     capabilities: ClassVar[BackendCapabilities]
 
     def generate_page(self, request: PageRequest, sink: PageSink) -> PageResult: ...
+
+
+class SecondOpinionBackend(PageBackend, Protocol):
+    """A backend whose `capabilities.second_opinion` is set: it also says, in one short call to its model, whether a
+    library lesson answers a question ("yes", "no", or "unknown" when the model is slow, fails or answers neither)."""
+
+    def judge(self, ask: LessonQuestion, *, timeout_s: float) -> str: ...
 
 
 class BackendError(Exception):

@@ -27,9 +27,10 @@ except ImportError:  # pragma: no cover
 from model_worker.backends.base import BackendError, PageResult, PageSink
 from model_worker.backends.chat_prompt import build_messages
 from model_worker.backends.reply import page_from_reply, page_problems
+from model_worker.backends.second_opinion import MAX_TOKENS, judge_messages, verdict_from_reply
 from model_worker.backends.streaming import TokenBlocks
 from model_worker.config import backend_capabilities
-from model_worker.contract.pages import PageRequest
+from model_worker.contract.pages import LessonQuestion, PageRequest
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,26 @@ class OpenAIBackend:
         if problems:
             raise BackendError("bad_reply", f"The model's page is incomplete: {'; '.join(problems)}.", stats)
         return PageResult(html=html, stats=stats)
+
+    def judge(self, ask: LessonQuestion, *, timeout_s: float) -> str:
+        """The model's second opinion on a lesson for a question: "yes", "no", or "unknown" when the server is
+        slow (each wait at most `timeout_s`), fails, or answers neither. One try: the learner is waiting."""
+        timeout = httpx.Timeout(timeout_s)
+        try:
+            model = self.model
+            if not model:
+                response = self.client.get("/models", timeout=timeout)
+                response.raise_for_status()
+                model = response.json()["data"][0]["id"]
+            body = {"model": model, "messages": judge_messages(ask), "max_tokens": MAX_TOKENS, "temperature": 0.0,
+                    "stream": False}
+            response = self.client.post("/chat/completions", json=body, timeout=timeout)
+            response.raise_for_status()
+            reply = response.json()["choices"][0]["message"]["content"]
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+            log.info("no second opinion from %s: %s", self.base_url, exc)
+            return "unknown"
+        return verdict_from_reply(reply if isinstance(reply, str) else "")
 
     def _served_model(self) -> str:
         """The server's first model, when MODEL_NAME names none."""

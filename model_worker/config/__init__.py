@@ -28,7 +28,10 @@ CAPABILITIES = {
     # The demo checkpoint writes the library pages it learned; asked to revise one it writes nothing usable.
     "clover": BackendCapabilities(open_domain=False, revises_pages=False, streams="drafts", context=2560),
     "transformers": BackendCapabilities(open_domain=True, revises_pages=True, streams="tokens", context=0),
-    "openai": BackendCapabilities(open_domain=True, revises_pages=True, streams="tokens", context=0),
+    # A served model answers a second opinion in one short HTTP call; a local `transformers` model lives in the
+    # GPU worker alone, so the web tier never asks it.
+    "openai": BackendCapabilities(open_domain=True, revises_pages=True, streams="tokens", context=0,
+                                  second_opinion=True),
 }
 DEFAULT_MODEL_PATH = REPO_ROOT / "model_worker" / "checkpoints" / "clover-demo"
 DEVICES = ("auto", "cpu", "cuda")

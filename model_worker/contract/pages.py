@@ -1,5 +1,5 @@
 """What crosses the seam between the web tier and the engine: a page request, its outcome, a repair note,
-and what a backend declares it can do."""
+what a backend declares it can do, and a lesson put to the model for its second opinion."""
 
 from __future__ import annotations
 
@@ -68,10 +68,26 @@ class BackendCapabilities:
     revises_pages: bool = True  # a follow-up revises `previous_page`
     streams: Literal["drafts", "tokens"] = "drafts"  # on_draft carries masked blocks, or plain tokens
     context: int = 0  # tokens the prompt and the page share
+    # The web tier may ask the backend's model, in one short call, whether an unsure lesson answers a question
+    # (`LessonQuestion`): a served model it reaches over HTTP, never a model it would have to load.
+    second_opinion: bool = False
 
     def __post_init__(self) -> None:
         if self.streams not in ("drafts", "tokens"):
             raise ValueError(f"streams must be 'drafts' or 'tokens', not {self.streams!r}")
+
+
+VERDICTS = ("yes", "no", "unknown")  # a second opinion: "unknown" when the model could not say (slow, failed, unclear)
+
+
+@dataclass(frozen=True)
+class LessonQuestion:
+    """A question and the library lesson the router is unsure of, put to the model: does the lesson answer it?"""
+
+    question: str
+    lang: str  # the question's language, one of LANGS
+    title: str  # the lesson's title
+    intro: str = ""  # the lesson's intro, the sentence or two under its title
 
 
 # A backend that declares nothing is taken to write only library topics: it is never offered a

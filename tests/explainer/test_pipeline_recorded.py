@@ -178,3 +178,45 @@ async def test_stop_mid_stream_closes_the_upstream_request(connect, recorded):
     assert (end["type"], end["code"]) == ("error", "cancelled")
     assert await asyncio.to_thread(recorded.closed_early.wait, 10)
     assert await active_generations() == 0
+
+
+@pytest.mark.browser
+async def test_a_lesson_the_model_says_does_not_answer_an_unsure_question_is_left_out_and_the_teacher_sees_why(
+        connect, recorded, monkeypatch, django_user_model):
+    """Routed to the sky's colour just above the threshold, the question is put to the model first; its "no" writes
+    the page for the question alone, with no related lesson, and the teacher's page view says so."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from explainer.models import PageVersion
+    from explainer.services.classrooms import classroom_create
+
+    monkeypatch.setenv("MODEL_BASE_URL", recorded.base_url)  # the web tier asks the same server the workers use
+    monkeypatch.setenv("MODEL_NAME", "recorded-capable-model")
+    question = "Why does the sky glow green near the poles at night?"
+    ws = await connect()
+    seen = await ask_until_checked(ws, question)
+    judged = [r for r in recorded.requests if r["kind"] == "judge" and r["question"] == question]
+    assert len(judged) == 1 and "Lesson: Why the sky is blue" in judged[0]["body"]["messages"][-1]["content"]
+    topic = next(e for e in seen if e["type"] == "topic")
+    assert (topic["slug"], topic.get("related"), topic["answers"]) == (None, None, question)
+    assert "sky-blue" not in [n["slug"] for n in topic["nearest"]]
+    page_request = recorded.requests[-1]
+    assert page_request["question"] == question and len(page_request["body"]["messages"]) == 2  # no worked example
+    qa = seen[-1]
+    assert (qa["type"], qa["passed"]) == ("qa", True), qa.get("summary")
+    row = await generation_row(qa["generation"])
+    assert (row.second_opinion, row.second_opinion_lesson) == ("no", "sky-blue")
+
+    def teacher_page_view() -> str:
+        teacher = django_user_model.objects.create_user(username="ada", password="pw-ada-123")
+        classroom = classroom_create(teacher=teacher, name="Year 7 science")
+        page = PageVersion.objects.select_related("thread").get(generation_id=row.pk)
+        page.thread.classroom = classroom
+        page.thread.save(update_fields=["classroom"])
+        client = Client()
+        client.force_login(teacher)
+        return client.get(reverse("teacher:page", args=[page.pk])).content.decode()
+
+    html = await database_sync_to_async(teacher_page_view)()
+    assert "Second opinion" in html and "the model said it does not, so the page was written without it" in html

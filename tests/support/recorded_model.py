@@ -13,6 +13,10 @@ Provider faults are asked for by question (`FAULTS`): 401, 404 (unknown model), 
 (always, or once), 500, a stream that stops mid-page, a stall, a slow stream (for Stop). `pause()` and
 `resume()` close and reopen the port (connection refused).
 
+A second opinion (`model_worker/backends/second_opinion.py`: "Does this lesson answer this question?") is
+answered, not streamed, with the word recorded for its question (`JUDGES`; `SLOW_JUDGES` answer after
+`stall_s`), and a question not recorded gets a reply that is neither yes nor no.
+
 Run it alone for `pagebench`: `python -m tests.support.recorded_model --port 8011`.
 """
 
@@ -50,6 +54,7 @@ ASKS = {
     "火山是怎样喷发的？": Recording(str(CORPUS / "zh-volcanoes.html")),
     "What causes the northern lights?": Recording("northern-lights.html", wrap="prose"),
     "台风是怎么形成的？": Recording("typhoon-zh.html"),
+    "Why does the sky glow green near the poles at night?": Recording("northern-lights.html"),
     # broken replies: a runtime error (fixed by its repair below), a page cut before </html>, prose alone
     "What makes the aurora glow green?": Recording("northern-lights-runtime-error.html"),
     "Why is the aurora sometimes red?": Recording("northern-lights.html", cut=True),
@@ -70,6 +75,18 @@ FAULTS = {
     "fault: slow": "slow",
     "fault: too long": "too_long",
 }
+# Second opinions by question: does the lesson the router was unsure of (named in the prompt) answer it?
+JUDGES = {
+    "Why does the sky glow green near the poles at night?": "No.",  # routed to the sky's colour, just above
+    "Why do we see lightning before thunder?": "Yes",  # routed to the page on sound, just above the threshold
+    "台风是怎么形成的？": "No",
+    "What makes the aurora glow green?": "No",
+    "Why is the aurora sometimes red?": "No",
+    "How do solar storms reach Earth?": "no",
+    "judge: rambles": "Well, partly",
+}
+SLOW_JUDGES = {"judge: slow", "How does a rocket work in space?"}  # answered "yes" after `stall_s`
+JUDGE = re.compile(r"\nQuestion: (.*)\n\nDoes this lesson answer this question\? Answer yes or no\.$", re.DOTALL)
 RETRY_AFTER_S = 1
 REPAIR = re.compile(r'^The page below was written for the question "(.*?)", but it fails', re.DOTALL)
 FOLLOW_UP = re.compile(r"\n\nRevise it: (.*)\nAnswer with the whole revised page", re.DOTALL)
@@ -95,8 +112,11 @@ def tokens(text: str) -> list[str]:
 
 
 def request_kind(messages: list[dict]) -> tuple[str, str]:
-    """("ask" | "follow_up" | "repair", the learner's question) of a request `build_messages` built."""
+    """("ask" | "follow_up" | "repair" | "judge", the learner's question) of a request `build_messages` (or the
+    second opinion's `judge_messages`) built."""
     ask = messages[-1]["content"]
+    if match := JUDGE.search(ask):
+        return "judge", match.group(1)
     if match := REPAIR.match(ask):
         return "repair", match.group(1)
     if match := FOLLOW_UP.search(ask):
@@ -164,6 +184,8 @@ class RecordedModel:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 kind, question = request_kind(body["messages"])
                 server.requests.append({"body": body, "kind": kind, "question": question})
+                if kind == "judge":
+                    return self._judge(question)
                 fault = FAULTS.get(question)
                 with server._lock:
                     first = question not in server._seen
@@ -227,6 +249,17 @@ class RecordedModel:
                                                "prompt_tokens_details": {"cached_tokens": cached}}}))
                 self.wfile.write(_sse("[DONE]"))
                 self.wfile.flush()
+
+            def _judge(self, question: str):
+                if question in SLOW_JUDGES:
+                    time.sleep(server.stall_s)
+                reply = "Yes" if question in SLOW_JUDGES else JUDGES.get(question, "It is hard to say.")
+                try:
+                    self._json(200, {"id": "chatcmpl-recorded", "object": "chat.completion", "model": MODEL,
+                                     "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
+                                                  "finish_reason": "stop"}]})
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
             def _json(self, status: int, data: dict, headers: dict | None = None):
                 payload = json.dumps(data).encode()
