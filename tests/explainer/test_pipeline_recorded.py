@@ -37,12 +37,13 @@ def worker_env(recorded) -> dict:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def router_loaded():
+def router_loaded(django_db_setup, django_db_blocker):
     """The router's index built before the first question: built on the consumer's one database thread, on a
-    busy machine, it would hold every socket up past the timeout."""
+    busy machine, it would hold every socket up past the timeout. (It reads the learned routes.)"""
     from explainer.selectors.library import library_index
 
-    library_index()
+    with django_db_blocker.unblock():
+        library_index()
 
 
 @pytest.fixture(autouse=True)
