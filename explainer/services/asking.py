@@ -102,7 +102,7 @@ def generation_create(
                                              learner=learner)
     except rate_limits.RateLimited as exc:
         metrics.rate_limit_refused(code=exc.code)
-        raise GenerationRejected(exc.code, exc.message) from None
+        raise GenerationRejected(exc.code, say.in_lang(exc.msgid, lang)) from None
     except rate_limits.LimitsUnavailable:
         raise GenerationRejected("unavailable", say.in_lang(say.UNAVAILABLE, lang)) from None
     route_learning.pick_followed(session_key=session_key, learner=learner, thread=thread)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from explainer.models import Learner
 from explainer.services.streams import redis_client
@@ -39,9 +40,11 @@ class Client:
 
 
 class RateLimited(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
+    """`msgid`: the learner's words in English; `message`: in the active language (the interface's)."""
+
+    def __init__(self, code: str, msgid: str):
+        super().__init__(msgid)
+        self.code, self.msgid, self.message = code, msgid, gettext(msgid)
 
 
 class LimitsUnavailable(Exception):
@@ -93,7 +96,7 @@ def _anonymous(client: Client) -> None:
     hour = int(timezone.now().timestamp()) // HOUR_S
     per_session = settings.ANON_QUESTIONS_PER_SESSION_HOUR
     per_ip = settings.ANON_QUESTIONS_PER_IP_HOUR
-    message = "You have asked a lot of questions this hour. Take a break and come back soon!"
+    message = gettext_noop("You have asked a lot of questions this hour. Take a break and come back soon!")
     if per_session and _hit(f"anon-session:{client.client_id or client.session_key}:{hour}", HOUR_S) > per_session:
         raise RateLimited("rate_limited", message)
     if per_ip and client.ip and _hit(f"anon-ip:{client.ip}:{hour}", HOUR_S) > per_ip:
@@ -109,7 +112,7 @@ def _in_class(client: Client, learner: Learner) -> str | None:
     day = timezone.localdate().isoformat()
     key = f"class:{learner.classroom_id}:{day}:{who}"
     if _hit(key, DAY_S + HOUR_S) > limit:
-        raise RateLimited("limit", "You have asked all the questions you can today. Come back tomorrow!")
+        raise RateLimited("limit", gettext_noop("You have asked all the questions you can today. Come back tomorrow!"))
     return f"{KEY_PREFIX}:{key}"
 
 

@@ -76,3 +76,14 @@ def test_a_refusal_is_said_in_the_question_s_language():
     en = learner_messages.refused_topic(lang="en", unsure=True, in_class=False)
     assert en.startswith("I am not sure the library has a page on that") and en.endswith("add to the library.")
     assert learner_messages.in_lang(learner_messages.PAGE_HIDDEN, "zh").startswith("老师隐藏了这个页面")
+
+
+def test_a_rate_limit_is_said_in_the_interface_s_language_and_a_refused_question_in_its_own():
+    from django.utils import translation
+
+    from explainer.services.rate_limits import RateLimited
+
+    with translation.override("zh-hans"):  # /library/ in a Chinese interface
+        refused = RateLimited("limit", "You have asked all the questions you can today. Come back tomorrow!")
+    assert refused.message == "今天能问的问题已经问完了，明天再来吧！"
+    assert learner_messages.in_lang(refused.msgid, "en") == refused.msgid  # an English question on the socket
