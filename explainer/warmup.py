@@ -22,12 +22,16 @@ def start() -> None:
 
 
 def _build() -> None:
+    from django.db import connections
+
     from explainer.selectors.library import library_index
 
     try:
-        library_index()
+        library_index()  # with what the router learned, read from the database
     except Exception:  # noqa: BLE001 - the first question builds it again, and says what went wrong
         log.exception("the library index could not be built at start")
+    finally:
+        connections.close_all()  # this thread's own connection
 
 
 def done() -> bool:

@@ -29,10 +29,11 @@ def test_backend(monkeypatch, tmp_path):
 @pytest.fixture(scope="module", autouse=True)
 def library_built():
     """The library index is built once per process (several seconds on a busy machine): build it before
-    the first ask, so a test's few-second wait for `queued` measures the socket, not the index."""
-    from explainer.selectors.library import library_index
+    the first ask, so a test's few-second wait for `queued` measures the socket, not the index (nothing
+    learned: the index a first ask finds cached)."""
+    from explainer.selectors.library import index_for, library_pages
 
-    library_index()
+    index_for(library_pages())
 
 
 @database_sync_to_async

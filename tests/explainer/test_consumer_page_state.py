@@ -35,10 +35,11 @@ LESSONS = {
 
 @pytest.fixture(scope="module", autouse=True)
 def library_built():
-    """Build the library index before the first ask, so a few-second wait measures the socket."""
-    from explainer.selectors.library import library_index
+    """Build the library index before the first ask, so a few-second wait measures the socket (nothing learned:
+    the index a first ask finds cached)."""
+    from explainer.selectors.library import index_for, library_pages
 
-    library_index()
+    index_for(library_pages())
 
 
 @database_sync_to_async

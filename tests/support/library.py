@@ -8,6 +8,6 @@ from explainer.library.records import LibraryPage
 def nearest_page(question: str, lang: str = "en") -> LibraryPage:
     """The page the app's router offers first for a question (the corpus library, no class pages)."""
     from explainer.library.router import route_question
-    from explainer.selectors.library import library_index
+    from explainer.selectors.library import index_for, library_pages
 
-    return route_question(library_index(), question, lang).nearest[0]
+    return route_question(index_for(library_pages()), question, lang).nearest[0]
