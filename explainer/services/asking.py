@@ -113,10 +113,10 @@ def generation_create(
         if exc.refund:  # nothing was written: a class's daily allowance keeps the question
             rate_limits.question_refund(counted)
         raise
-
     if topic is not None and thread is None and topic_id_of(topic) is None:
         route_learning.pick_learn(generation=generation, picked=topic, session_key=session_key, learner=learner)
     return generation
+
 
 def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner | None, session_key: str,
             picked: str | None) -> Generation:

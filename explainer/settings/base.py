@@ -185,10 +185,6 @@ LIBRARY_DIR = Path(env.env_str("LIBRARY_DIR", str(BASE_DIR / "model_worker" / "c
 # placeholder for a page not pictured yet.
 LIBRARY_THUMBNAILS_DIR = Path(env.env_str("LIBRARY_THUMBNAILS_DIR", str(VAR_DIR / "library-thumbnails")))
 
-# Rate limits (docs/reliability.md). Questions: counted in Redis per window, atomically.
-ANON_QUESTIONS_PER_SESSION_HOUR = env.env_int("ANON_QUESTIONS_PER_SESSION_HOUR", 20, minimum=0)
-# A browser's own limit comes first; the address's only stops one browser posing as many (cookies cleared
-# each time). A class behind one school address is 30 browsers or so: 30 times the browser's limit.
 # Routing that learns (docs/teacher.md): a learner's pick from an unsure refusal made within this many seconds
 # of it teaches the router once they stay on the page this long (asking a follow-up there counts at once; a new
 # question before then withdraws it); at most this many picks a learner a day; a question that this many
@@ -198,6 +194,10 @@ ROUTE_LEARN_STAY_S = env.env_int("ROUTE_LEARN_STAY_S", 30, minimum=0)
 ROUTE_LEARN_PER_DAY = env.env_int("ROUTE_LEARN_PER_DAY", 5, minimum=0)
 ROUTE_LEARN_AGREE = env.env_int("ROUTE_LEARN_AGREE", 3, minimum=1)
 
+# Rate limits (docs/reliability.md). Questions: counted in Redis per window, atomically.
+ANON_QUESTIONS_PER_SESSION_HOUR = env.env_int("ANON_QUESTIONS_PER_SESSION_HOUR", 20, minimum=0)
+# A browser's own limit comes first; the address's only stops one browser posing as many (cookies cleared
+# each time). A class behind one school address is 30 browsers or so: 30 times the browser's limit.
 ANON_QUESTIONS_PER_IP_HOUR = env.env_int("ANON_QUESTIONS_PER_IP_HOUR", 600, minimum=0)
 # A learner in a class whose teacher set no daily limit still has this one (0 = none).
 LEARNER_DAILY_QUESTIONS = env.env_int("LEARNER_DAILY_QUESTIONS", 100, minimum=0)
