@@ -1,7 +1,9 @@
 """`manage.py relevance [--json] [--recipes] [--generate]`: the router on a labelled question set, and optionally the pages.
 
 Router figures: precision, recall and refusals at the threshold, on the whole set and on each of its
-fixed halves, and the threshold calibrated on the calibration half (docs/benchmarks.md). `--recipes`
+fixed halves, and the threshold calibrated on the calibration half (docs/benchmarks.md). The near-miss split
+is reported apart, by kind and by half (`explainer.library.near_miss`), and is in no whole-set figure; the
+JSON names the commit it was measured at. `--recipes`
 adds the same figures for every index recipe (`explainer.library.index.RECIPES`), each at the threshold
 calibrated on the calibration half with that recipe. With
 `--generate`, each question the router answers goes through the configured backend (`PageRequest`
@@ -14,12 +16,14 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from explainer.library.calibration import (
+    APART,
     QUESTION_SET,
     SPLITS,
     calibrate,
@@ -28,8 +32,10 @@ from explainer.library.calibration import (
     load_question_set,
     sweep,
     verdicts,
+    whole,
 )
 from explainer.library.index import RECIPES, LibraryIndex
+from explainer.library.near_miss import near_miss_figures, outcome
 from explainer.library.router import DEFAULT_THRESHOLD, answer_plan, route_question
 from explainer.selectors.library import library_index, library_pages
 
@@ -56,23 +62,37 @@ class Command(BaseCommand):
             results = verdicts(library_index(), labelled)
         except (ValueError, KeyError) as exc:
             raise CommandError(f"{questions}: {exc}") from None
+        measured = whole(results)
         report = {
             "questions": str(questions),
-            "router": figures(results, threshold).as_dict(),
+            "commit": _commit(),
+            "router": figures(measured, threshold).as_dict(),
             "halves": {split: figures(half(results, split), threshold).as_dict() for split in SPLITS},
             "calibrated_threshold": calibrate(half(results, "calibration")),
-            "sweep": [f.as_dict() for f in sweep(results, [0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7])],
+            "sweep": [f.as_dict() for f in sweep(measured, [0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7])],
             "misses": [
                 {"question": v.question.question, "split": v.question.split, "expected": sorted(v.expected) or None,
                  "best": v.topic, "score": v.score, "unsure": v.unsure(threshold), "nearest": v.nearest}
-                for v in results if (v.inside and not (v.right_topic and v.routed(threshold)))
+                for v in measured if (v.inside and not (v.right_topic and v.routed(threshold)))
                 or (not v.inside and v.routed(threshold))
             ],
+            "near_miss": {
+                **near_miss_figures(results, threshold),
+                "questions": [
+                    {"pair": v.question.pair, "half": v.question.half, "kind": v.question.kind,
+                     "question": v.question.question, "expected": sorted(v.expected) or None,
+                     "near": v.question.near or None, "best": v.topic, "score": v.score,
+                     "offered": list(v.offered), "outcome": outcome(v, threshold)}
+                    for v in half(results, "near-miss")
+                ],
+            },
         }
         if recipes:
             report["recipes"] = _recipes(labelled)
         if generate:
-            report["generation"] = self._generate(labelled[:limit] if limit else labelled, threshold)
+            measured_questions = [q for q in labelled if q.split not in APART]
+            report["generation"] = self._generate(
+                measured_questions[:limit] if limit else measured_questions, threshold)
         if json:
             self.stdout.write(_dumps(report))
             return
@@ -90,6 +110,16 @@ class Command(BaseCommand):
                 f"{h['in_library']}); out-of-library routed {h['out_of_library_routed']} of {h['out_of_library']}; "
                 f"refused as unsure: {h['unsure_first_right']} in-library with their topic offered first, "
                 f"{h['unsure_out_of_library']} out-of-library"
+            )
+        for h in ("", "first", "second"):
+            n = report["near_miss"]["by_half"][h] if h else report["near_miss"]
+            nb, fw = n["neighbour"], n["far-words"]
+            self.stdout.write(
+                f"  near-miss{' ' + h + ' halves' if h else ''}: neighbours refused {nb['refused']} of "
+                f"{nb['out_of_library']} ({nb['refused_unsure']} as unsure), routed to their near topic "
+                f"{nb['routed_to_near']}, elsewhere {nb['routed_elsewhere']}; far-words routed right "
+                f"{fw['routed_right']} of {fw['questions']}, offered when refused {fw['unsure_offered']} "
+                f"({fw['unsure_first']} first), wrong {fw['wrong']}, refused {fw['refused']}"
             )
         for row in report.get("recipes", []):
             c, h = row["calibration"], row["held-out"]
@@ -119,7 +149,8 @@ class Command(BaseCommand):
         titles = {p.title for p in index.pages}
         off_topic = []  # pages of in-library questions that are not the expected topic's page
         failures = []  # pages the backend did not write
-        by_split = {split: dict(in_library=0, on_topic=0, out_of_library=0, answered_other_topic=0) for split in SPLITS}
+        by_split = {split: dict(in_library=0, on_topic=0, out_of_library=0, answered_other_topic=0)
+                    for split in SPLITS if split not in APART}
         started = time.monotonic()
         for q in labelled:
             route = route_question(index, q.question, q.lang, threshold=threshold)
@@ -175,11 +206,21 @@ def _recipes(labelled) -> list[dict]:
     for name, recipe in RECIPES.items():
         results = verdicts(LibraryIndex(library_pages(), recipe), labelled)
         threshold = calibrate(half(results, "calibration"))
-        whole = figures(results, threshold)
-        rows.append({"recipe": name, "threshold": threshold, "best_topic_right": whole.best_topic_right,
-                     "in_library": whole.in_library,
+        measured = figures(whole(results), threshold)
+        rows.append({"recipe": name, "threshold": threshold, "best_topic_right": measured.best_topic_right,
+                     "in_library": measured.in_library,
                      **{split: figures(half(results, split), threshold).as_dict() for split in SPLITS}})
     return rows
+
+
+def _commit() -> str:
+    """The checkout's commit, so that figures name what they measured ("unknown" without git)."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parents[3],
+                              capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return done.stdout.strip() or "unknown"
 
 
 def _dumps(data) -> str:
