@@ -94,3 +94,14 @@ def thread_question(*, thread) -> str | None:
     """The question a thread was routed by: its first."""
     first = thread.generations.order_by("created_at").only("question").first()
     return first.question if first else None
+
+
+def routed_outside_classes(*, limit: int = 100) -> list[PageVersion]:
+    """For the library's editors: the first pages of threads asked outside classes that the router answered with a
+    library page, newest first, each with `routed` (that page's record) and `routed_question`."""
+    pages = list(PageVersion.objects.filter(thread__classroom__isnull=True, version=1).exclude(thread__topic_slug="")
+                 .select_related("thread", "generation").order_by("-created_at", "-pk")[:limit])
+    library = library_index().by_slug
+    for page in pages:
+        page.routed = library.get(page.thread.topic_slug)
+    return [p for p in pages if p.routed is not None]

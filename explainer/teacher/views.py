@@ -356,6 +356,8 @@ def requested_topics_all(request):
     """Questions the library had no page for, over every class the teacher has (and, for a superuser,
     those asked outside any class)."""
     context = _requested_topics_context(requested_topics(user=request.user), None, request.user)
+    if request.user.is_superuser:  # the library's editors correct the router for questions asked outside classes
+        context["routed_outside"] = review_selectors.routed_outside_classes()
     return render(request, "teacher/requested_topics.html", context)
 
 

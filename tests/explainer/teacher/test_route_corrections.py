@@ -122,3 +122,20 @@ def test_a_learner_s_picks_are_bounded_a_day_and_need_their_own_unsure_refusal(c
     assert pick_learn(generation=thread_generation, picked="combustion", session_key="", learner=learner)
     assert pick_learn(generation=thread_generation, picked="combustion", session_key="", learner=learner) is None
     assert LearnedRoute.objects.count() == 2
+
+
+def test_a_library_editor_corrects_questions_asked_outside_classes_for_everyone(client, django_user_model, make_page,
+                                                                               classroom):
+    editor = django_user_model.objects.create_superuser("editor", password="pw-editor-123")
+    client.force_login(editor)
+    page = make_page(classroom=None, question="Why does a compass needle point north?")
+    page.thread.topic_slug = "magnetism"
+    page.thread.save()
+    listed = client.get(reverse("teacher:requested-topics")).content.decode()
+    assert 'id="routed-outside-classes"' in listed and f'data-page="{page.pk}"' in listed
+    client.post(reverse("teacher:route-action", args=[page.pk, "wrong-page"]))
+    route = LearnedRoute.objects.get()
+    assert (route.kind, route.everyone, route.classroom) == ("wrong", True, None)
+    for where in (None, classroom):  # outside classes, and in a class
+        assert not question_route(question="Why does a compass needle point north?", lang="en",
+                                  classroom=where).inside
