@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import uuid
+from dataclasses import replace
 
 import redis
 import redis.asyncio as aioredis
@@ -19,7 +20,7 @@ from explainer.selectors.classes import learner_from_session
 from explainer.selectors.generation import generation_for_session, thread_for_session
 from explainer.services.asking import generation_create
 from explainer.services.cancelling import generation_cancel
-from explainer.services.learner_messages import UNAVAILABLE, UNKNOWN_THREAD
+from explainer.services.learner_messages import UNAVAILABLE, UNKNOWN_THREAD, stream_error
 from explainer.services.rate_limits import Client, session_client_id
 from explainer.services.rejection import GenerationRejected
 from explainer.services.review import class_group, thread_group
@@ -117,7 +118,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                 await self.send_json(refusal_topic_frame(exc.topic))
             return await self.send_error(exc.error(request="ask"))
         await self._join(thread_group(generation.thread_id))
-        self._watch(str(generation.pk), after=0)
+        self._watch(str(generation.pk), after=0, lang=generation.lang)
 
     async def handle_cancel(self, message):
         generation = await self._own_generation(message)
@@ -144,7 +145,7 @@ class ExplainConsumer(AsyncWebsocketConsumer):
             old.cancel()
             await asyncio.gather(old, return_exceptions=True)
         await self._join(thread_group(generation.thread_id))
-        self._watch(str(generation.pk), after=after)
+        self._watch(str(generation.pk), after=after, lang=generation.lang)
 
     async def handle_watch(self, message):
         """An open thread page (a reload, a second tab) hears what teachers do to the thread's pages."""
@@ -213,12 +214,13 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                 return
             self.groups_joined.add(group)
 
-    def _watch(self, generation_id: str, *, after: int):
+    def _watch(self, generation_id: str, *, after: int, lang: str):
         if generation_id not in self.watchers:
-            self.watchers[generation_id] = asyncio.create_task(self._forward(generation_id, after))
+            self.watchers[generation_id] = asyncio.create_task(self._forward(generation_id, after, lang))
 
-    async def _forward(self, generation_id: str, after: int):
-        """Send the stream's events after `after` as they arrive, until the generation's last event.
+    async def _forward(self, generation_id: str, after: int, lang: str):
+        """Send the stream's events after `after` as they arrive, until the generation's last event; an
+        error of the engine's or the reaper's is said in the question's language `lang`.
 
         The reaper (not this socket) decides when a worker is lost; its `error` arrives here as an
         event. While Redis is away the view waits and reads on from `after` once it is back."""
@@ -255,9 +257,11 @@ class ExplainConsumer(AsyncWebsocketConsumer):
                         log.warning("generation %s: event %s is not one this server knows: %s", generation_id, after, exc)
                         await self.send_json({**body, "generation": generation_id})
                         continue
+                    if isinstance(event, Error):
+                        event = replace(event, message=stream_error(event.code, event.message, lang))
                     await self.send_json(stream_frame(after, event, generation_id))
                     if isinstance(event, Fixing):
-                        self._watch(event.repair, after=0)  # the repair streams on its own generation
+                        self._watch(event.repair, after=0, lang=lang)  # the repair streams on its own generation
                     if event.terminal or (isinstance(event, Done) and event.unchanged):
                         return  # an unchanged revision adds no page, so no render check follows
                     if isinstance(event, Done):

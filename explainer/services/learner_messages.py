@@ -40,20 +40,39 @@ NOT_WRITTEN = gettext_noop("The page could not be written.")
 # A page the model failed to write, by the engine's error code: what the learner can do first, then the
 # engine's own words for whoever looks closer (a teacher, the operator).
 MODEL_FAILED = {
-    "model_unavailable": "The model that writes pages is not answering right now, so this page could not be "
-                         "written. Please try again in a minute.",
-    "bad_reply": "The model's answer was not a complete page. Please ask again, perhaps in other words.",
+    "model_unavailable": gettext_noop("The model that writes pages is not answering right now, so this page could "
+                                      "not be written. Please try again in a minute."),
+    "bad_reply": gettext_noop("The model's answer was not a complete page. Please ask again, perhaps in other words."),
 }
 # The reaper's (explainer/services/lifecycle.py).
 WORKER_LOST = gettext_noop("The model worker stopped while writing this page. Please try again.")
 REQUEUED = gettext_noop("The model worker stopped while writing this page; it will be written again.")
 QUEUE_LOST = "Your question was lost from the queue while the server restarted. " + UNAVAILABLE
+# The engine's and the reaper's errors, by code, as a learner who did not ask in English hears them (the web tier
+# words them as it frames them for the socket); an English question keeps their own words, the engine's detail
+# included.
+STREAM_ERRORS = {
+    "generation_failed": NOT_WRITTEN,
+    "empty_page": gettext_noop("The model did not write a complete page."),
+    "timeout": gettext_noop("Writing this page took too long, so it was stopped."),
+    "prompt_too_long": gettext_noop("This question and the page together are too long for the model."),
+    "worker_lost": WORKER_LOST,
+    "cancelled": CANCELLED,
+    "unavailable": UNAVAILABLE,
+    **MODEL_FAILED,
+}
 
 
 def in_lang(text: str, lang: str | None) -> str:
     """`text` (a msgid) in the question's language `lang` ("en" or "zh"), English for any other."""
     with translation.override(interface_code(lang)):
         return gettext(text)
+
+
+def stream_error(code: str, message: str, lang: str | None) -> str:
+    """A generation's error `message` as the learner who asked in `lang` hears it (`STREAM_ERRORS`)."""
+    msgid = STREAM_ERRORS.get(code)
+    return message if msgid is None or interface_code(lang) == "en" else in_lang(msgid, lang)
 
 
 def not_written(code: str, detail: str | None) -> str:

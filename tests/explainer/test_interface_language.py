@@ -87,3 +87,10 @@ def test_a_rate_limit_is_said_in_the_interface_s_language_and_a_refused_question
         refused = RateLimited("limit", "You have asked all the questions you can today. Come back tomorrow!")
     assert refused.message == "今天能问的问题已经问完了，明天再来吧！"
     assert learner_messages.in_lang(refused.msgid, "en") == refused.msgid  # an English question on the socket
+
+
+def test_an_engine_error_is_said_in_the_question_s_language_and_keeps_its_own_words_in_english():
+    failed = "The model raised: asked to fail"
+    assert learner_messages.stream_error("generation_failed", failed, "zh") == "这一页没能写出来。"
+    assert learner_messages.stream_error("generation_failed", failed, "en") == failed
+    assert learner_messages.stream_error("blocked", "Not in this class.", "zh") == "Not in this class."  # a class's own

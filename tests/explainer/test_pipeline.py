@@ -165,3 +165,10 @@ async def test_a_backend_failure_reaches_the_learner_as_an_error(connect):
     row = await generation_row(end["generation"])
     assert (row.status, row.error_code) == (Generation.Status.FAILED, "generation_failed")
 
+
+async def test_a_backend_failure_on_a_chinese_question_is_said_in_chinese(connect):
+    ws = await connect()
+    await ws.send_json_to({"type": "ask", "question": "[[fail]] 单摆的周期和什么有关？"})
+    end = await receive_until_generation_ends(ws, [])
+    assert (end["type"], end["code"], end["message"]) == ("error", "generation_failed", "这一页没能写出来。")
+
