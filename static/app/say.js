@@ -2,7 +2,8 @@
 // The page's chrome speaks the interface's language: Django's JavaScriptCatalog (/jsi18n/, loaded before the
 // app's modules) defines `gettext`, `ngettext`, `gettext_noop` and `interpolate`. What the page says about a
 // question (its status, topic, refusal, check) speaks that question's language, which may be the other one:
-// its catalog is /jsi18n/<lang>.json, fetched once as the page starts.
+// its catalog is /jsi18n/<lang>.json, fetched once as the page starts, without holding the page up (a learner
+// who types at once is not kept waiting; until it arrives, those lines are in English).
 
 // "en" or "zh", as base.html marks the page.
 export const interfaceLang = document.documentElement.lang === "zh" ? "zh" : "en";
@@ -22,7 +23,9 @@ async function catalogOf(lang) {
 }
 
 const other = interfaceLang === "zh" ? "en" : "zh";
-const catalogs = { [other]: await catalogOf(other) };
+const catalogs = {};
+// English needs none: its msgids are its words.
+if (other !== "en") catalogOf(other).then((catalog) => { catalogs[other] = catalog; });
 
 function gettextIn(lang, msgid) {
   if (lang === interfaceLang) return gettext(msgid);
