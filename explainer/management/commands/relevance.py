@@ -24,6 +24,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from explainer.library.calibration import (
     APART,
+    KINDS,
     QUESTION_SET,
     SPLITS,
     calibrate,
@@ -35,9 +36,10 @@ from explainer.library.calibration import (
     whole,
 )
 from explainer.library.index import RECIPES, LibraryIndex
-from explainer.library.near_miss import near_miss_figures, outcome
+from explainer.library.near_miss import near_miss_figures, near_miss_pairs, outcome
+from explainer.library.replay import index_with, replay_learned
 from explainer.library.router import DEFAULT_THRESHOLD, answer_plan, route_question
-from explainer.selectors.library import library_index, library_pages
+from explainer.selectors.library import index_for, library_pages
 
 _TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
 _LANG = re.compile(r"<html[^>]*\blang=[\"']?([A-Za-z-]+)", re.I)
@@ -55,11 +57,16 @@ class Command(BaseCommand):
         parser.add_argument("--generate", action="store_true", help="write each routed page with the backend")
         parser.add_argument("--limit", type=int, default=0, help="with --generate: at most this many questions")
         parser.add_argument("--recipes", action="store_true", help="compare the index recipes")
+        parser.add_argument("--replay", action="store_true",
+                            help="replay learning on the near-miss pairs' first halves and measure the set again")
 
-    def handle(self, *args, questions, threshold, json: bool, generate, limit, recipes, **options):
+    def handle(self, *args, questions, threshold, json: bool, generate, limit, recipes, replay, **options):
+        # The library as shipped, with nothing learned: the figures are the router's, whatever this database
+        # holds (`--replay` adds what the near-miss pairs teach it).
+        index = index_for(library_pages())
         try:
             labelled = load_question_set(questions)
-            results = verdicts(library_index(), labelled)
+            results = verdicts(index, labelled)
         except (ValueError, KeyError) as exc:
             raise CommandError(f"{questions}: {exc}") from None
         measured = whole(results)
@@ -89,6 +96,8 @@ class Command(BaseCommand):
         }
         if recipes:
             report["recipes"] = _recipes(labelled)
+        if replay:
+            report["replay"] = _replay(index, labelled, threshold)
         if generate:
             measured_questions = [q for q in labelled if q.split not in APART]
             report["generation"] = self._generate(
@@ -129,8 +138,28 @@ class Command(BaseCommand):
                 f"recall {h['recall']:.3f} precision {h['precision']:.3f}, out-of-library routed "
                 f"{h['out_of_library_routed']}/{h['out_of_library']}"
             )
+        if replay:
+            self._write_replay(report["replay"])
         if generate:
             self.stdout.write(_dumps(report["generation"]))
+
+    def _write_replay(self, replay: dict) -> None:
+        acts = replay["taught"]
+        self.stdout.write(
+            f"replay: taught from the first halves: {acts['picked']} learners' picks, {acts['pointed']} requested "
+            f"topics answered with a page, {acts['wrong_page']} wrong pages; nothing to learn from {acts['nothing']}"
+        )
+        for h in ("first", "second"):
+            before, after = replay["before"]["by_half"][h], replay["after"]["by_half"][h]
+            self.stdout.write(
+                f"  {h} halves: far-words routed right {before['far-words']['routed_right']} -> "
+                f"{after['far-words']['routed_right']} of {after['far-words']['questions']}; neighbours given a page "
+                f"{_given(before)} -> {_given(after)} of {after['neighbour']['out_of_library']}"
+            )
+        for split, f in replay["splits_after"].items():
+            b = replay["splits_before"][split]
+            self.stdout.write(f"  {split}: precision {b['precision']:.3f} -> {f['precision']:.3f}, "
+                              f"recall {b['recall']:.3f} -> {f['recall']:.3f}")
 
     def _generate(self, labelled, threshold) -> dict:
         from explainer.selectors.library import library_page_html
@@ -142,7 +171,7 @@ class Command(BaseCommand):
         backend = load_backend(settings)
         open_domain = backend_capabilities(settings).open_domain
         writable = None if open_domain else writable_topics(settings)
-        index = library_index()
+        index = index_for(library_pages())
         counts = dict(in_library=0, pages=0, on_topic=0, promised_language=0, asked_language=0, failed=0,
                       out_of_library=0, refused=0, answered_other_topic=0, from_library=0,
                       model_pages=0, model_wrote_routed_page=0)
@@ -211,6 +240,32 @@ def _recipes(labelled) -> list[dict]:
                      "in_library": measured.in_library,
                      **{split: figures(half(results, split), threshold).as_dict() for split in SPLITS}})
     return rows
+
+
+def _given(figures: dict) -> int:
+    """Near-miss neighbours no page answers that were given a page all the same."""
+    n = figures["neighbour"]
+    return n["routed_to_near"] + n["routed_elsewhere"]
+
+
+def _replay(index, labelled, threshold) -> dict:
+    """Learning replayed (`explainer.library.replay`): what the first halves teach, and the near-miss figures and
+    every other split's before and after."""
+    pairs = near_miss_pairs(labelled)
+    firsts = [first for kind in KINDS for first, _ in pairs[kind]]
+    learned, taught = replay_learned(index, firsts, threshold)
+    before = verdicts(index, labelled)
+    after = verdicts(index_with(index, learned), labelled)
+    kept = [s for s in SPLITS if s not in APART]
+    return {
+        "taught": taught,
+        "variants": len(learned.variants),
+        "wrong": len(learned.wrong),
+        "before": near_miss_figures(before, threshold),
+        "after": near_miss_figures(after, threshold),
+        "splits_before": {s: figures(half(before, s), threshold).as_dict() for s in kept},
+        "splits_after": {s: figures(half(after, s), threshold).as_dict() for s in kept},
+    }
 
 
 def _commit() -> str:
