@@ -38,6 +38,12 @@ def index_for(pages: tuple[LibraryPage, ...], wrong: tuple[tuple[str, str], ...]
     return LibraryIndex(pages, wrong=wrong)
 
 
+def shipped_index() -> LibraryIndex:
+    """The index over the library as shipped, with nothing learned and no database read: what `manage.py
+    explain` routes with, and what `manage.py relevance` measures."""
+    return index_for(library_pages())
+
+
 def library_index(*, classroom=None) -> LibraryIndex:
     """The index over `library_pages(classroom=...)` with what the router learned for that library
     (`selectors.learned_routes`), cached by both: a page a teacher adds or deletes, a learner's pick or a

@@ -1,7 +1,7 @@
 """`manage.py explain "QUESTION" [--lang zh] -o page.html`: one page in-process, JSON stats on stdout.
 
-The question is routed as the learner's is (`explainer.selectors.library.question_route`): the topic is
-printed on stderr, a question no library topic fits is refused with the nearest topics, and a library
+The question is routed as a learner's is, over the library as shipped (`explainer.selectors.library.shipped_index`:
+nothing the router learned in a database, which this command needs none of): the topic is printed on stderr, a question no library topic fits is refused with the nearest topics, and a library
 page the configured library-only backend cannot write is the stored page itself (`"source": "library"`).
 """
 
@@ -49,10 +49,11 @@ class Command(BaseCommand):
         parser.add_argument("--topic", help="a library page slug to write, whatever the question says")
 
     def handle(self, *args, question, lang, output, previous, no_check, topic, **options):
-        from explainer.library.router import answer_plan
+        from explainer.library.router import DEFAULT_THRESHOLD, answer_plan, route_question, route_to_page
         from explainer.library.text import asked_language
         from explainer.selectors.answer_plan import topic_event
-        from explainer.selectors.library import library_page_html, question_route
+        from explainer.selectors.exemplars import exemplar_html
+        from explainer.selectors.library import shipped_index
         from explainer.services.asking import question_clean
         from explainer.services.rejection import GenerationRejected
 
@@ -66,7 +67,9 @@ class Command(BaseCommand):
             settings = engine_settings()
         except ValueError as exc:
             raise CommandError(f"the model settings are wrong: {exc}") from exc
-        route = question_route(question=question, lang=lang, picked=topic)
+        index = shipped_index()
+        route = (route_to_page(index, topic, lang) if topic is not None
+                 else route_question(index, question, lang, threshold=DEFAULT_THRESHOLD))
         if route is None:
             raise CommandError(f"the library has no page {topic!r}")
         open_domain = backend_capabilities(settings).open_domain
@@ -79,7 +82,7 @@ class Command(BaseCommand):
                           f"page in {plan.lang}, {plan.source}")
         path = Path(output)
         if plan.from_library:
-            html = library_page_html(slug=plan.topic)
+            html = exemplar_html(plan.topic)
             path.write_text(html, encoding="utf-8")
             stats = {"source": "library", "topic": topic_wire, "output": str(path)}
             stats["render_check"] = None if no_check else _render_check(html)

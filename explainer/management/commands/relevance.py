@@ -39,7 +39,7 @@ from explainer.library.index import RECIPES, LibraryIndex
 from explainer.library.near_miss import near_miss_figures, near_miss_pairs, outcome
 from explainer.library.replay import index_with, replay_learned
 from explainer.library.router import DEFAULT_THRESHOLD, answer_plan, route_question
-from explainer.selectors.library import index_for, library_pages
+from explainer.selectors.library import library_pages, shipped_index
 
 _TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
 _LANG = re.compile(r"<html[^>]*\blang=[\"']?([A-Za-z-]+)", re.I)
@@ -63,7 +63,7 @@ class Command(BaseCommand):
     def handle(self, *args, questions, threshold, json: bool, generate, limit, recipes, replay, **options):
         # The library as shipped, with nothing learned: the figures are the router's, whatever this database
         # holds (`--replay` adds what the near-miss pairs teach it).
-        index = index_for(library_pages())
+        index = shipped_index()
         try:
             labelled = load_question_set(questions)
             results = verdicts(index, labelled)
@@ -171,7 +171,7 @@ class Command(BaseCommand):
         backend = load_backend(settings)
         open_domain = backend_capabilities(settings).open_domain
         writable = None if open_domain else writable_topics(settings)
-        index = index_for(library_pages())
+        index = shipped_index()
         counts = dict(in_library=0, pages=0, on_topic=0, promised_language=0, asked_language=0, failed=0,
                       out_of_library=0, refused=0, answered_other_topic=0, from_library=0,
                       model_pages=0, model_wrote_routed_page=0)
