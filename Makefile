@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 export DJANGO_SETTINGS_MODULE ?= explainer.settings.dev
 
-.PHONY: run test lint bench soak soak-fleet setup venv system vendor messages migrate redis demo-data train clean
+.PHONY: test-full run test lint bench soak soak-fleet setup venv system vendor messages migrate redis demo-data train clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,10 @@ test: setup $(KERNELS_SITE)/.installed
 		echo "== database tests again on PostgreSQL"; \
 		DJANGO_SETTINGS_MODULE=explainer.settings.test DATABASE_URL=$(PG_URL) $(PY) -m pytest -q -p no:cacheprovider -m postgres; \
 	else echo "PostgreSQL not listening on 127.0.0.1:5432: skipped the PostgreSQL pass"; fi
+
+# The suite with every library page opened by its browser checks (`make test` opens one page per topic).
+test-full:
+	FULL_CHECKS=1 $(MAKE) test
 
 lint: venv
 	$(VENV)/bin/ruff check explainer model_worker tests scripts

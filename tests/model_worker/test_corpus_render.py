@@ -1,4 +1,5 @@
-"""Every exemplar page passes the render check in real Chromium, and its controls really work."""
+"""Every exemplar page passes the render check in real Chromium, and its controls really work (one page per topic,
+both languages in turn; every page with FULL_CHECKS=1: tests/support/corpus_sample.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from explainer.render_check import check_html
+from model_worker.corpus import load_pages
+from tests.support.corpus_sample import one_per_topic
 
-PAGES = sorted((Path(__file__).resolve().parents[2] / "model_worker" / "corpus" / "pages").glob("*.html"))
+CORPUS = Path(__file__).resolve().parents[2] / "model_worker" / "corpus" / "pages"
+PAGES = [CORPUS / f"{page.slug}.html" for page in sorted(one_per_topic(load_pages()), key=lambda p: p.slug)]
 
 pytestmark = pytest.mark.browser
 

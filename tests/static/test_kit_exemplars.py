@@ -1,4 +1,5 @@
-"""Every exemplar page works in real Chromium: ready without errors, parts open, controls change the scene."""
+"""Every exemplar page works in real Chromium: ready without errors, parts open, controls change the scene (one page
+per topic, both languages in turn; every page with FULL_CHECKS=1: tests/support/corpus_sample.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 
 from model_worker.corpus import load_pages
 from model_worker.corpus.coverage import topics
+from tests.support.corpus_sample import one_per_topic
 from tests.support.kit import kit_state
 
 pytestmark = pytest.mark.browser
@@ -35,7 +37,7 @@ def test_the_corpus_has_pages_in_both_languages():
 # Clicking a part and moving a control are judged on every exemplar by the render check itself
 # (tests/model_worker/test_corpus_render.py): here one visit reads what the kit says the page holds, and
 # how it lays out on a phone.
-@pytest.mark.parametrize("slug", [p.slug for p in PAGES])
+@pytest.mark.parametrize("slug", sorted(p.slug for p in one_per_topic(PAGES)))
 def test_an_exemplar_holds_what_its_kind_promises_and_leaves_a_phone_room_for_the_scene(browser, kit_server, slug):
     context, page, problems, state = open_exemplar(browser, kit_server, slug, viewport={"width": 1000, "height": 700})
     try:
