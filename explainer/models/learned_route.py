@@ -27,7 +27,7 @@ class LearnedRoute(models.Model):
     # Holds for every learner, in every class and outside them: a teacher approved it, or a library editor said so.
     everyone = models.BooleanField(default=False)
     question = models.TextField()
-    normalised = models.CharField(max_length=500, db_index=True)  # `topic_requests.question_key`
+    normalised = models.CharField(max_length=500, db_index=True)  # `library.text.question_key`
     lang = models.CharField(max_length=8, default="en")
     slug = models.CharField(max_length=80, help_text="The library page's slug.")
     learner = models.ForeignKey(Learner, null=True, blank=True, on_delete=models.SET_NULL)

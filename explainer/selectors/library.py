@@ -55,8 +55,9 @@ def library_index(*, classroom=None) -> LibraryIndex:
 
 
 def library_page_html(*, slug: str, classroom=None) -> str | None:
-    """The stored HTML of a library page of the learner's library: the corpus file, or the class's page."""
-    page = library_index(classroom=classroom).by_slug.get(slug)
+    """The stored HTML of a library page of the learner's library: the corpus file, or the class's page (found
+    among the pages, with no index: what the router learned does not change them)."""
+    page = next((p for p in library_pages(classroom=classroom) if p.slug == slug), None)
     if page is None:
         return None
     if page.source == "class" and classroom is not None:

@@ -90,12 +90,6 @@ def featured_page_for(*, classroom: Classroom | None, question: str) -> PageVers
     return None
 
 
-def thread_question(*, thread) -> str | None:
-    """The question a thread was routed by: its first."""
-    first = thread.generations.order_by("created_at").only("question").first()
-    return first.question if first else None
-
-
 def routed_outside_classes(*, limit: int = 100) -> list[PageVersion]:
     """For the library's editors: the first pages of threads asked outside classes that the router answered with a
     library page, newest first, each with `routed` (that page's record) and `routed_question`."""

@@ -22,7 +22,7 @@ from explainer.models import Generation, Learner, Thread
 from explainer.selectors.answer_plan import NoPlan, answer_plan_for, nearest_refs, topic_event
 from explainer.selectors.backend import backend_features
 from explainer.selectors.exemplars import exemplar_html
-from explainer.selectors.generation import thread_current_page, thread_for_session
+from explainer.selectors.generation import thread_current_page, thread_first_generation, thread_for_session
 from explainer.selectors.library import library_page_html
 from explainer.selectors.page_state import OnPage, follow_up_on_page
 from explainer.selectors.review import featured_page_for
@@ -197,7 +197,7 @@ def _answer(*, question: str, lang: str, thread: Thread | None, learner: Learner
 
 def _first_question(thread: Thread) -> str | None:
     """The question a thread's pages answer: its first."""
-    first = thread.generations.order_by("created_at").only("question").first()
+    first = thread_first_generation(thread=thread)
     return first.question if first else None
 
 

@@ -10,10 +10,9 @@ from django.utils import timezone
 from django.utils.html import strip_tags
 
 from explainer.library.class_topics import topic_key
-from explainer.library.text import comparable
+from explainer.library.text import comparable, question_key
 from explainer.models import Classroom, Generation, Learner, ModerationItem, PageVersion, Topic
 from explainer.selectors.topic_space import class_topic_choice, picked_class_topic
-from explainer.services.topic_requests import question_key
 
 # A question with one of these never reaches the model; a page with one is hidden at once.
 BUILTIN_BLOCK = (

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from explainer.library.text import question_key
 from explainer.models import Classroom, Generation, LearnedRoute, Learner, Thread, TopicRequest
+from explainer.selectors.generation import thread_first_generation
 from explainer.services.moderation import find_terms
 
 
@@ -63,13 +64,13 @@ def pick_followed(*, session_key: str, learner: Learner | None, thread: Thread |
         waiting.filter(generation__thread=thread).update(counts_from=now)
 
 
-def _routed(generation: Generation) -> tuple[str, str]:
-    """The question a thread was routed by (its first) and the library page it was answered with."""
+def _routed(generation: Generation) -> tuple[Generation, str]:
+    """The generation a thread was routed by (its first) and the library page it was answered with."""
     thread = generation.thread
-    first = thread.generations.order_by("created_at").first()
+    first = thread_first_generation(thread=thread)
     if not thread.topic_slug or first is None:
         raise ValidationError("This page was not answered with a library page.")
-    return first.question, thread.topic_slug
+    return first, thread.topic_slug
 
 
 def _teacher_scope(user, classroom: Classroom | None) -> bool:
@@ -83,8 +84,8 @@ def route_mark_wrong(*, user, generation: Generation) -> LearnedRoute:
     """A teacher says the page this question was answered with is the wrong one: the question, and its near
     paraphrases, stop routing there for their class (for everyone, said by a library editor outside classes); any
     variant of it to that page there is withdrawn; the question becomes a requested topic."""
-    question, slug = _routed(generation)
-    classroom = generation.classroom
+    first, slug = _routed(generation)
+    question, classroom = first.question, generation.classroom
     everyone = _teacher_scope(user, classroom)
     key = question_key(question)
     now = timezone.now()
@@ -92,18 +93,18 @@ def route_mark_wrong(*, user, generation: Generation) -> LearnedRoute:
                                            withdrawn_at__isnull=True)
     variants.filter(Q() if everyone else Q(classroom=classroom)).update(withdrawn_at=now)
     TopicRequest.objects.create(classroom=classroom, learner=generation.learner, question=question, normalised=key,
-                                lang=generation.lang, nearest=[], wrong_page=slug)
+                                lang=first.lang, nearest=[], wrong_page=slug)
     return LearnedRoute.objects.create(
         kind=LearnedRoute.Kind.WRONG, source=LearnedRoute.Source.TEACHER, classroom=classroom, everyone=everyone,
-        question=question, normalised=key, lang=generation.lang, slug=slug, decided_by=user, counts_from=now,
+        question=question, normalised=key, lang=first.lang, slug=slug, decided_by=user, counts_from=now,
     )
 
 
 def route_mark_right(*, user, generation: Generation) -> LearnedRoute:
     """A teacher says the page this question was answered with is the right one: a variant at once, for every
     learner (a teacher's approval is what a pick waits for)."""
-    question, slug = _routed(generation)
-    return route_point(user=user, classroom=generation.classroom, question=question, lang=generation.lang, slug=slug)
+    first, slug = _routed(generation)
+    return route_point(user=user, classroom=generation.classroom, question=first.question, lang=first.lang, slug=slug)
 
 
 @transaction.atomic

@@ -5,8 +5,6 @@ from __future__ import annotations
 from explainer.library.text import question_key
 from explainer.models import Classroom, Learner, TopicRequest
 
-__all__ = ["question_key", "topic_request_record"]
-
 
 def topic_request_record(
     *, classroom: Classroom | None, learner: Learner | None, question: str, lang: str, nearest: list[str],

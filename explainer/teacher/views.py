@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from explainer.models import ModerationItem, RenderCheck, Topic
 from explainer.selectors import classes as class_selectors
 from explainer.selectors import review as review_selectors
-from explainer.selectors.generation import page_url
+from explainer.selectors.generation import page_url, thread_first_generation
 from explainer.selectors.learned_routes import learned_for_review
 from explainer.selectors.library import library_index
 from explainer.selectors.topic_requests import requested_topics
@@ -211,7 +211,7 @@ def page_detail(request, page_id):
         "page": page,
         "classroom": classroom,
         "routed": library_index(classroom=classroom).by_slug.get(page.thread.topic_slug),
-        "routed_question": review_selectors.thread_question(thread=page.thread),
+        "routed_question": getattr(thread_first_generation(thread=page.thread), "question", None),
         "versions": review_selectors.page_versions(page=page),
         "checks": page.checks.all()[:10],
         "check_failed": review_selectors.page_latest_check_status(page=page) == RenderCheck.Status.FAILED,

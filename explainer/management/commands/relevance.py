@@ -97,7 +97,7 @@ class Command(BaseCommand):
         if recipes:
             report["recipes"] = _recipes(labelled)
         if replay:
-            report["replay"] = _replay(index, labelled, threshold)
+            report["replay"] = _replay(index, labelled, results, threshold)
         if generate:
             measured_questions = [q for q in labelled if q.split not in APART]
             report["generation"] = self._generate(
@@ -248,13 +248,12 @@ def _given(figures: dict) -> int:
     return n["routed_to_near"] + n["routed_elsewhere"]
 
 
-def _replay(index, labelled, threshold) -> dict:
+def _replay(index, labelled, before, threshold) -> dict:
     """Learning replayed (`explainer.library.replay`): what the first halves teach, and the near-miss figures and
-    every other split's before and after."""
+    every other split's before (`before`: the set's verdicts with nothing learned) and after."""
     pairs = near_miss_pairs(labelled)
     firsts = [first for kind in KINDS for first, _ in pairs[kind]]
     learned, taught = replay_learned(index, firsts, threshold)
-    before = verdicts(index, labelled)
     after = verdicts(index_with(index, learned), labelled)
     kept = [s for s in SPLITS if s not in APART]
     return {
